@@ -1,0 +1,46 @@
+"""Exceptions and warnings raised by cellsafe.
+
+Every error a user can trigger is a :class:`CellsafeError`.  Errors about an
+argument's value are also :class:`ValueError` so that generic code catching
+``ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CellsafeError",
+    "InvalidArgumentError",
+    "DataError",
+    "TableTooLargeError",
+    "ConvergenceError",
+    "CellsafeWarning",
+    "ConvergenceWarning",
+]
+
+
+class CellsafeError(Exception):
+    """Base class of every error raised on purpose by cellsafe."""
+
+
+class InvalidArgumentError(CellsafeError, ValueError):
+    """A parameter is out of range or of the wrong kind."""
+
+
+class DataError(CellsafeError, ValueError):
+    """Input data are malformed: unknown variables, negative counts, missing values..."""
+
+
+class TableTooLargeError(CellsafeError, MemoryError):
+    """A table has too many cells for the requested operation (dense view, flat index)."""
+
+
+class ConvergenceError(CellsafeError, RuntimeError):
+    """An iterative algorithm failed to reach its tolerance and the caller asked for strictness."""
+
+
+class CellsafeWarning(UserWarning):
+    """Base class of cellsafe's warnings."""
+
+
+class ConvergenceWarning(CellsafeWarning):
+    """An iterative algorithm stopped at its iteration cap before reaching its tolerance."""

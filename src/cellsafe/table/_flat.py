@@ -1,0 +1,74 @@
+"""Flat-index arithmetic for row-major cell indices.
+
+A cell with category codes (c_1, ..., c_p) over variables of sizes (l_1, ..., l_p) has flat index
+``sum_j c_j * stride_j`` with ``stride_j = l_{j+1} * ... * l_p``.  Indices are int64, so the number
+of possible cells K must stay below 2**63; :func:`n_cells_checked` says so when it does not.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ..exceptions import TableTooLargeError
+
+INDEX_DTYPE = np.int64
+MAX_CELLS = 2**63 - 1
+
+__all__ = ["INDEX_DTYPE", "MAX_CELLS", "n_cells_checked", "strides", "ravel", "unravel", "group_sum"]
+
+
+def n_cells_checked(shape: Sequence[int], names: Sequence[str] | None = None) -> int:
+    """K = prod(shape) as a Python int, or TableTooLargeError if flat indices would overflow int64."""
+    k = math.prod(int(s) for s in shape)
+    if k > MAX_CELLS:
+        what = f" over variables {', '.join(names)}" if names else ""
+        raise TableTooLargeError(
+            f"the full table{what} has {float(k):.3g} possible cells, more than the 9.2e18 that a 64-bit "
+            "flat index can address; use fewer variables or merge categories"
+        )
+    return k
+
+
+def strides(shape: Sequence[int]) -> np.ndarray:
+    """Row-major strides (int64)."""
+    out = np.ones(len(shape), dtype=INDEX_DTYPE)
+    for j in range(len(shape) - 2, -1, -1):
+        out[j] = out[j + 1] * int(shape[j + 1])
+    return out
+
+
+def ravel(codes: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """Flat indices from an (n, p) array of category codes."""
+    codes = np.asarray(codes, dtype=INDEX_DTYPE)
+    if codes.ndim != 2 or codes.shape[1] != len(shape):
+        raise ValueError("codes must be an (n, p) array matching the shape")
+    if codes.shape[0] == 0:
+        return np.zeros(0, dtype=INDEX_DTYPE)
+    return codes @ strides(shape) if len(shape) else np.zeros(codes.shape[0], dtype=INDEX_DTYPE)
+
+
+def unravel(index: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """An (n, p) array of category codes from flat indices."""
+    index = np.asarray(index, dtype=INDEX_DTYPE)
+    out = np.empty((index.shape[0], len(shape)), dtype=INDEX_DTYPE)
+    rest = index.copy()
+    for j in range(len(shape) - 1, -1, -1):
+        rest, out[:, j] = np.divmod(rest, int(shape[j]))
+    return out
+
+
+def group_sum(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique keys and the exact sum of ``values`` within each (integer sums stay integer)."""
+    keys = np.asarray(keys, dtype=INDEX_DTYPE)
+    values = np.asarray(values)
+    if keys.shape[0] == 0:
+        return keys.copy(), values[:0].copy()
+    if keys.shape[0] > 1 and np.all(keys[1:] > keys[:-1]):
+        return keys.copy(), values.copy()
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    return k[starts], np.add.reduceat(values[order], starts)
