@@ -1,0 +1,101 @@
+"""Helpers shared by the CLI commands: common options, input loading, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import DataError, InvalidArgumentError
+from ..table import CountTable
+
+__all__ = [
+    "EXAMPLES_FORMATTER",
+    "add_input_options",
+    "add_seed_option",
+    "parse_list",
+    "parse_float_list",
+    "load_table",
+    "print_json",
+    "seed_from_args",
+]
+
+EXAMPLES_FORMATTER = argparse.RawDescriptionHelpFormatter
+
+
+def parse_list(text: str, what: str = "--variables") -> list[str]:
+    """Split 'a,b,c' into names; reject empty items."""
+    items = [s.strip() for s in text.split(",")]
+    if not text.strip() or any(not s for s in items):
+        raise InvalidArgumentError(f"{what} must be a comma-separated list of names, for example 'a,b,c'. Got {text!r}.")
+    return items
+
+
+def parse_float_list(text: str, what: str) -> list[float]:
+    try:
+        return [float(s) for s in parse_list(text, what)]
+    except ValueError:
+        raise InvalidArgumentError(f"{what} must be a comma-separated list of numbers. Got {text!r}.") from None
+
+
+def add_input_options(p: argparse.ArgumentParser, *, count: bool = True) -> None:
+    """--variables (required) and --count."""
+    p.add_argument(
+        "--variables", required=True, metavar="A,B,C", help="comma-separated variables to cross (columns of INPUT)"
+    )
+    if count:
+        p.add_argument(
+            "--count",
+            metavar="COL",
+            default=None,
+            help="frequency column: INPUT is a frequency table (one row per cell) instead of microdata",
+        )
+
+
+def add_seed_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=None, help="random seed (a non-negative integer) for reproducible output")
+
+
+def seed_from_args(args: argparse.Namespace) -> Any:
+    seed = getattr(args, "seed", None)
+    if seed is not None and seed < 0:
+        raise InvalidArgumentError(f"--seed must be a non-negative integer. Got {seed}.")
+    return seed
+
+
+def load_table(path: str, variables: str, count: str | None = None, structural_zeros: str | None = None) -> CountTable:
+    """Read INPUT (CSV/Parquet microdata, or a frequency table with ``count``) into a CountTable."""
+    names = parse_list(variables)
+    table = CountTable.from_microdata(path, names, count=count)
+    if structural_zeros:
+        from ..io import read_frame
+
+        sz = read_frame(structural_zeros)
+        missing = [n for n in names if n not in sz.columns]
+        if missing:
+            raise DataError(
+                f"structural zeros file {structural_zeros!r} must have a column for every variable; {missing[0]!r} is missing."
+            )
+        table = CountTable.from_frame(
+            table.to_frame(), list(table.variables), count="count", structural_zeros=sz[names]
+        )
+    return table
+
+
+class _Encoder(json.JSONEncoder):
+    def default(self, o: Any) -> Any:
+        if isinstance(o, np.integer):
+            return int(o)
+        if isinstance(o, np.floating):
+            return float(o)
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        return super().default(o)
+
+
+def print_json(obj: Any) -> None:
+    json.dump(obj, sys.stdout, cls=_Encoder, indent=2, allow_nan=True)
+    sys.stdout.write("\n")
