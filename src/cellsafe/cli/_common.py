@@ -21,6 +21,9 @@ __all__ = [
     "load_table",
     "print_json",
     "seed_from_args",
+    "add_distribution_options",
+    "distribution_from_args",
+    "synthesizer_from_args",
 ]
 
 EXAMPLES_FORMATTER = argparse.RawDescriptionHelpFormatter
@@ -99,3 +102,56 @@ class _Encoder(json.JSONEncoder):
 def print_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, cls=_Encoder, indent=2, allow_nan=True)
     sys.stdout.write("\n")
+
+
+DISTRIBUTIONS = ("poisson", "nbi", "pig", "gaf")
+
+
+def add_distribution_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """--distribution, --sigma, --nu, --alpha, --zeros-to-ones (the saturated synthesizer's parameters)."""
+    g = p.add_argument_group("mechanism")
+    g.add_argument(
+        "--distribution",
+        required=required,
+        type=str.lower,
+        choices=DISTRIBUTIONS,
+        help="noise family: poisson, nbi (negative binomial), pig (Poisson-inverse Gaussian), gaf (discretized gamma)",
+    )
+    g.add_argument("--sigma", type=float, default=None, help="dispersion (nbi, pig, gaf): variance mu + sigma mu^2 (nbi, pig)")
+    g.add_argument("--nu", type=float, default=None, help="gaf only: variance sigma^2 mu^nu (default 0)")
+    g.add_argument("--alpha", type=float, default=0.0, help="pseudocount: mean used for random zeros (default 0)")
+    g.add_argument(
+        "--zeros-to-ones",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="instead of --alpha: each random zero becomes 1 with probability P (default 0)",
+    )
+
+
+def distribution_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The count distribution named by --distribution/--sigma/--nu."""
+    from ..distributions import make_distribution
+
+    name = args.distribution
+    if name != "poisson" and args.sigma is None:
+        raise InvalidArgumentError(f"--distribution {name} needs --sigma (a positive number), for example --sigma 1.")
+    if name == "poisson" and args.sigma is not None:
+        raise InvalidArgumentError("--sigma does not apply to --distribution poisson; drop it or choose nbi, pig or gaf.")
+    if args.nu is not None and name != "gaf":
+        raise InvalidArgumentError(f"--nu applies only to --distribution gaf, not {name}.")
+    kwargs = {}
+    if args.sigma is not None:
+        kwargs["sigma"] = args.sigma
+    if args.nu is not None:
+        kwargs["nu"] = args.nu
+    return make_distribution(name, **kwargs)
+
+
+def synthesizer_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """A SaturatedSynthesizer from the mechanism options."""
+    from ..mechanisms.saturated import SaturatedSynthesizer
+
+    return SaturatedSynthesizer(
+        distribution_from_args(args), alpha=args.alpha, zeros_to_ones=args.zeros_to_ones
+    )

@@ -499,9 +499,10 @@ def _encode(df: pd.DataFrame, name: str, cats: tuple[Hashable, ...] | None) -> t
     if cats is None:
         cats = tuple(_sorted_categories(col.to_numpy()))
     var = Variable(name, cats)
-    codes = pd.Categorical(col, categories=list(cats)).codes.astype(INDEX_DTYPE)
+    lookup = pd.Index(list(cats), dtype=object)
+    codes = lookup.get_indexer(col.astype(object)).astype(INDEX_DTYPE)
     if np.any(codes < 0) and all(isinstance(c, str) for c in cats) and not pd.api.types.is_string_dtype(col):
-        codes = pd.Categorical(col.astype(str), categories=list(cats)).codes.astype(INDEX_DTYPE)
+        codes = lookup.get_indexer(col.astype(str).astype(object)).astype(INDEX_DTYPE)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         value = col.iloc[bad[0]]
