@@ -108,10 +108,12 @@ class CountTable:
         idx, cnt = idx[keep], cnt[keep]
         sz = None
         if structural_zeros is not None:
-            sz = np.unique(np.asarray(structural_zeros, dtype=INDEX_DTYPE))
+            sz = np.asarray(structural_zeros, dtype=INDEX_DTYPE).ravel()
+            if sz.size > 1 and not np.all(sz[1:] > sz[:-1]):  # another table's are already sorted and unique
+                sz = np.unique(sz)
             if sz.size and (sz[0] < 0 or sz[-1] >= n_cells):
                 raise DataError("structural zero flat indices must lie in [0, n_cells).")
-            clash = np.intersect1d(sz, idx, assume_unique=True)
+            clash = _common_sorted(sz, idx)
             if clash.size:
                 self._variables = variables  # for the cell description below
                 cell = _describe_cells(variables, clash[:1])[0]
@@ -440,6 +442,14 @@ class CountTable:
 
 
 # ---------------------------------------------------------------------- module helpers
+def _common_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elements of sorted unique ``b`` that are also in sorted unique ``a`` (O(len(b) log len(a)))."""
+    if a.size == 0 or b.size == 0:
+        return b[:0]
+    pos = np.minimum(np.searchsorted(a, b), a.size - 1)
+    return b[a[pos] == b]
+
+
 def _as_count_array(cnt: np.ndarray) -> np.ndarray:
     if cnt.size == 0:
         return cnt.astype(np.int64)
