@@ -1,0 +1,280 @@
+"""One call for the whole microdata evaluation: general utility and disclosure risk.
+
+:func:`evaluate_microdata` runs, for each synthetic implicate, the propensity metrics, the
+table-based metrics over all one-, two- and three-way tables, and (given keys and a target) the
+attribute-disclosure measures; for the first implicate the univariate and bivariate comparisons;
+and, given a holdout set, the distance to the closest record and the membership-inference test.
+The scalar summaries average over implicates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..._random import as_seed_sequence, stream
+from ...exceptions import InvalidArgumentError
+from ._attribute import AttributeDisclosure, attribute_disclosure
+from ._bivariate import BivariateComparison, compare_bivariate
+from ._data import as_frames, check_columns
+from ._distance import DistanceToClosestRecord, MembershipInference, distance_to_closest_record, membership_inference
+from ._propensity import PropensityResult, propensity_metrics
+from ._regression import RegressionUtility, regression_utility
+from ._tables import table_utilities
+from ._univariate import UnivariateComparison, compare_univariate
+
+__all__ = ["MicrodataEvaluation", "evaluate_microdata"]
+
+_WAYS = {1: "oneway", 2: "twoway", 3: "threeway"}
+
+
+@dataclass(frozen=True)
+class MicrodataEvaluation:
+    """Utility and risk of synthetic microdata (see :func:`evaluate_microdata`).
+
+    Attributes
+    ----------
+    propensity : tuple of PropensityResult
+        One per implicate.
+    tables : dict of str to list of DataFrame
+        ``"oneway"``, ``"twoway"``, ``"threeway"``: per implicate, one row per table.
+    univariate : UnivariateComparison
+        Against the first implicate.
+    bivariate : BivariateComparison
+        Against the first implicate.
+    disclosure : tuple of AttributeDisclosure
+        One per implicate (empty without keys and target).
+    dcr : DistanceToClosestRecord or None
+        First implicate, with a holdout.
+    membership : MembershipInference or None
+        First implicate, with a holdout.
+    regression : RegressionUtility or None
+        With a formula: CI overlap and SSO combined over all implicates.
+    skipped : tuple of str
+        Parts left out, with the reason (for example three-way tables of too many columns).
+    """
+
+    propensity: tuple[PropensityResult, ...]
+    tables: dict[str, list[pd.DataFrame]] = field(repr=False)
+    univariate: UnivariateComparison = field(repr=False)
+    bivariate: BivariateComparison = field(repr=False)
+    disclosure: tuple[AttributeDisclosure, ...] = field(repr=False)
+    dcr: DistanceToClosestRecord | None = field(repr=False)
+    membership: MembershipInference | None = field(repr=False)
+    regression: RegressionUtility | None = field(default=None, repr=False)
+    skipped: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: ``{"utility": {...}, "risk": {...}}`` (means over implicates)."""
+
+        def mean(values: Sequence[float]) -> float:
+            arr = np.asarray(values, dtype=float)
+            return float(np.nanmean(arr)) if arr.size and not np.all(np.isnan(arr)) else float("nan")
+
+        util: dict[str, Any] = {
+            "method": self.propensity[0].method,
+            "pmse": mean([p.pmse for p in self.propensity]),
+            "pmse_ratio": mean([p.pmse_ratio for p in self.propensity]),
+            "standardized_pmse": mean([p.standardized_pmse for p in self.propensity]),
+            "specks": mean([p.specks for p in self.propensity]),
+            "auc": mean([p.auc for p in self.propensity]),
+            "n_params": self.propensity[0].n_params,
+            "implicates": [p.summary() for p in self.propensity],
+        }
+        tabs: dict[str, Any] = {}
+        for name, frames in self.tables.items():
+            tabs[name] = {
+                "n_tables": int(len(frames[0])),
+                **{f"mean_{k}": mean([float(f[k].mean()) for f in frames]) for k in ("S_pMSE", "S_FT", "S_JSD", "JSD", "VW")},
+                "worst": frames[0].sort_values("S_pMSE", ascending=False).head(5)[["variables", "S_pMSE"]].to_dict("records"),
+            }
+        util["tables"] = tabs
+        if self.regression is not None:
+            reg = self.regression
+            util["regression"] = {
+                "formula": reg.formula,
+                "family": reg.family,
+                "rule": reg.rule,
+                "mean_overlap": reg.mean_overlap,
+                "sso_share": reg.sso_share,
+                "coefficients": {
+                    str(k): {"original": float(v["estimate_original"]), "synthetic": float(v["estimate_synthetic"]),
+                             "overlap": float(v["overlap"]), "sso": bool(v["sso"])}
+                    for k, v in reg.coefficients.iterrows()
+                },
+            }
+        if self.skipped:
+            util["skipped"] = list(self.skipped)
+        tv = self.univariate.total_variation
+        util["univariate"] = {"total_variation": tv, "mean_total_variation": mean(list(tv.values())) if tv else None}
+        util["bivariate"] = {
+            "correlation_mae": self.bivariate.correlation.mae if self.bivariate.correlation else None,
+            "cramers_v_mae": self.bivariate.cramers_v.mae if self.bivariate.cramers_v else None,
+        }
+        risk: dict[str, Any] = {}
+        if self.disclosure:
+            keys = [k for k in self.disclosure[0].summary() if k not in ("keys", "target", "n_original", "n_synthetic")]
+            for k in keys:
+                risk[k] = mean([d.summary()[k] for d in self.disclosure])
+            risk["keys"] = list(self.disclosure[0].keys)
+            risk["target"] = self.disclosure[0].target
+        if self.dcr is not None:
+            risk["dcr"] = self.dcr.summary()
+        if self.membership is not None:
+            risk["membership"] = self.membership.summary()
+        return {"utility": util, "risk": risk}
+
+
+def evaluate_microdata(
+    original: Any,
+    synthetic: Any,
+    *,
+    keys: Sequence[str] | None = None,
+    target: str | None = None,
+    holdout: Any = None,
+    columns: Sequence[str] | None = None,
+    categorical: Sequence[str] | None = None,
+    method: str = "logit",
+    max_params: int = 200,
+    tables: Sequence[int] = (1, 2, 3),
+    ngroups: int = 5,
+    n_sample: int | None = 1000,
+    formula: str | None = None,
+    family: str = "gaussian",
+    max_tables: int = 3000,
+    rng: Any = None,
+    progress: bool = False,
+) -> MicrodataEvaluation:
+    """General utility and disclosure risk of synthetic microdata in one call.
+
+    Parameters
+    ----------
+    original : DataFrame
+    synthetic : DataFrame or list of DataFrame
+        One synthetic data set or ``m`` implicates.
+    keys, target : sequence of str, str, optional
+        Key variables and target for the attribute-disclosure measures (both or neither).
+    holdout : DataFrame, optional
+        Records not used for synthesis: enables distance to closest record and membership
+        inference.
+    columns : sequence of str, optional
+        Columns to evaluate (default: all shared columns).
+    categorical : sequence of str, optional
+        Numeric columns to treat as categorical.
+    method : {"logit", "cart"}
+        Propensity model (:func:`propensity_metrics`).
+    max_params : int
+        Cap on the logistic propensity model's parameters.
+    tables : sequence of int
+        Table orders for :func:`table_utilities` (1, 2 and/or 3).
+    ngroups : int
+        Groups for numeric columns in the tables.
+    n_sample : int or None
+        Records sampled for the distance-based measures.
+    formula, family : str, optional
+        A regression ``"y ~ x1 + x2"`` (gaussian or binomial) for the specific utility
+        (:func:`regression_utility`, fully synthetic combining rule).
+    max_tables : int
+        Table orders with more tables than this are skipped (and listed in ``skipped``).
+    rng : None, int, SeedSequence or Generator
+    progress : bool
+        Show a progress bar on standard error.
+
+    Returns
+    -------
+    MicrodataEvaluation
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> o = pd.DataFrame({"a": list("xxyyxy"), "b": list("uvuvvv")})
+    >>> ev = evaluate_microdata(o, o, keys=["a"], target="b", rng=1)
+    >>> ev.to_dict()["risk"]["DiSCO"] == ev.disclosure[0].DiO
+    True
+    """
+    orig, syns = as_frames(original, synthetic, "evaluate_microdata")
+    if (keys is None) != (target is None):
+        raise InvalidArgumentError("evaluate_microdata: give both keys and target for disclosure measures, or neither.")
+    ways = sorted(set(int(t) for t in tables))
+    if any(w not in _WAYS for w in ways):
+        raise InvalidArgumentError(f"The 'tables' parameter of evaluate_microdata must hold 1, 2 or 3. Got {list(tables)}.")
+    frames = {"original": orig, **{f"synthetic[{i}]": s for i, s in enumerate(syns)}}
+    cols = check_columns(frames, columns, "evaluate_microdata")
+    ways = [w for w in ways if w <= len(cols)]
+    skipped: list[str] = []
+    for w in list(ways):
+        n_tab = math.comb(len(cols), w)
+        if n_tab > max_tables:
+            ways.remove(w)
+            skipped.append(f"{_WAYS[w]} tables: {n_tab} tables exceed max_tables={max_tables}")
+    root = as_seed_sequence(rng)
+    steps = len(syns) * (2 + (keys is not None)) + 2 + (2 if holdout is not None else 0)
+    bar = _progress(steps, progress)
+    try:
+        prop, disc = [], []
+        tabs: dict[str, list[pd.DataFrame]] = {_WAYS[w]: [] for w in ways}
+        for i, s in enumerate(syns):
+            prop.append(
+                propensity_metrics(
+                    orig, s, cols, method=method, max_params=max_params, categorical=categorical, rng=stream(root, 0, i)
+                )
+            )
+            bar.update(1)
+            for w in ways:
+                tabs[_WAYS[w]].append(
+                    table_utilities(orig, s, cols, tables=_WAYS[w], ngroups=ngroups, categorical=categorical)
+                )
+            bar.update(1)
+            if keys is not None:
+                disc.append(attribute_disclosure(orig, s, list(keys), str(target)))
+                bar.update(1)
+        uni = compare_univariate(orig, syns[0], cols, categorical=categorical)
+        bar.update(1)
+        biv = compare_bivariate(orig, syns[0], cols, categorical=categorical)
+        bar.update(1)
+        dcr = mi = None
+        if holdout is not None:
+            dcr = distance_to_closest_record(
+                orig, syns[0], holdout, cols, categorical=categorical, n_sample=n_sample, rng=stream(root, 1)
+            )
+            bar.update(1)
+            mi = membership_inference(orig, syns[0], holdout, cols, categorical=categorical, n_sample=n_sample, rng=stream(root, 2))
+            bar.update(1)
+        reg = None
+        if formula is not None:
+            reg = regression_utility(orig, syns, formula, family=family, categorical=categorical)
+    finally:
+        bar.close()
+    return MicrodataEvaluation(
+        propensity=tuple(prop),
+        tables=tabs,
+        univariate=uni,
+        bivariate=biv,
+        disclosure=tuple(disc),
+        dcr=dcr,
+        membership=mi,
+        regression=reg,
+        skipped=tuple(skipped),
+    )
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, show: bool) -> Any:
+    if not show:
+        return _NoBar()
+    import sys
+
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="evaluate-microdata", file=sys.stderr, leave=False)

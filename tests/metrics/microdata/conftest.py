@@ -1,0 +1,31 @@
+"""Shared data for the microdata metric tests: subsamples of the Adult data (integer-coded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ADULT = Path(__file__).resolve().parents[4] / "shared" / "data" / "adult" / "adult.csv"
+if not ADULT.exists():  # the checkout may sit elsewhere; the shared data live beside it
+    ADULT = Path("/work/shared/data/adult/adult.csv")
+
+
+@pytest.fixture(scope="session")
+def adult() -> pd.DataFrame:
+    if not ADULT.exists():
+        pytest.skip("the Adult data (shared/data/adult/adult.csv) are not available")
+    return pd.read_csv(ADULT)
+
+
+def independent_columns(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """Each column permuted on its own: the margins kept, every association destroyed."""
+    return pd.DataFrame({c: rng.permutation(df[c].to_numpy()) for c in df.columns})
+
+
+@pytest.fixture(scope="session")
+def independent():
+    """The function making independent-column synthetic data."""
+    return independent_columns
