@@ -1,0 +1,48 @@
+"""Differential privacy: sanitizers, randomized response, budget accounting, verification, post-processing.
+
+The fixed-total DP synthesizers live in :mod:`cellsafe.mechanisms` (multinomial-Dirichlet and
+Poisson-gamma, 004); this package holds the tools around them.
+"""
+
+from ._accountant import BudgetExceededError, BudgetSummary, PrivacyAccountant, Release
+from ._postprocess import clip_negative, make_counts, restore_additivity, round_to_total
+from ._randomized_response import (
+    randomized_response,
+    randomized_response_epsilon,
+    randomized_response_estimate,
+    randomized_response_probability,
+)
+from ._sanitizers import (
+    discrete_gaussian_mechanism,
+    discrete_gaussian_sigma,
+    gaussian_mechanism,
+    gaussian_sigma,
+    geometric_mechanism,
+    laplace_mechanism,
+    sanitize,
+)
+from ._verify import EpsilonVerification, verify_epsilon
+
+__all__ = [
+    "PrivacyAccountant",
+    "Release",
+    "BudgetSummary",
+    "BudgetExceededError",
+    "clip_negative",
+    "round_to_total",
+    "make_counts",
+    "restore_additivity",
+    "randomized_response",
+    "randomized_response_estimate",
+    "randomized_response_probability",
+    "randomized_response_epsilon",
+    "laplace_mechanism",
+    "geometric_mechanism",
+    "gaussian_mechanism",
+    "discrete_gaussian_mechanism",
+    "gaussian_sigma",
+    "discrete_gaussian_sigma",
+    "sanitize",
+    "verify_epsilon",
+    "EpsilonVerification",
+]
