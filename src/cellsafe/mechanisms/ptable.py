@@ -1,0 +1,402 @@
+"""Perturbation tables (ptables) for the cell key method.
+
+A ptable gives, for each original count i = 0..ncat, the transition probabilities P(j | i) of the
+released count j; counts above ``ncat`` use the last row (shifted: the noise ``j - i`` is what is
+reused), or, in the ONS convention, cycle through the last rows.  A cell's released count is chosen
+by its cell key: a uniform number in [0, 1) falls into one of the intervals of the cumulative
+probabilities of its row (sdcTools layout ``i, j, p, v, p_int_lb, p_int_ub``), or an integer key
+0..2^b - 1 indexes a column of noise values (ONS layout ``pcv, ckey, pvalue``).
+
+:meth:`PTable.generate` builds the maximum-entropy ptable of the R package ptable (Enderle 2021,
+used in 001 section 2 with D = 5, V = 3, js = 2): for each row the probabilities over the allowed
+deviations maximize the entropy subject to zero mean, variance at most V (binding where it can be
+reached), deviations within [-D, D], released values 1..js forbidden, and probabilities
+non-decreasing up to "no change".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_in, check_integer, check_real
+from ..exceptions import CellsafeError, DataError, InvalidArgumentError
+
+__all__ = ["PTable"]
+
+
+def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum-entropy transition probabilities of row i: (released values, probabilities)."""
+    from scipy.optimize import minimize
+
+    j = np.arange(max(i - D, 0), i + D + 1)
+    j = j[~((j >= 1) & (j <= js))]
+    v = (j - i).astype(np.float64)
+    n = v.shape[0]
+    v2 = v * v
+    eq_jac = np.vstack([np.ones(n), v])
+    cons = [
+        {"type": "eq", "fun": lambda p: np.array([p.sum() - 1.0, v @ p]), "jac": lambda p: eq_jac},
+        {"type": "ineq", "fun": lambda p: np.array([V - v2 @ p]), "jac": lambda p: -v2[None, :]},
+    ]
+    z = np.flatnonzero(v == 0)
+    if mono and z.size and z[0] > 0:
+        k = int(z[0])
+        A = np.zeros((k, n))
+        A[np.arange(k), np.arange(k)] = -1.0
+        A[np.arange(k), np.arange(1, k + 1)] = 1.0
+        cons.append({"type": "ineq", "fun": lambda p: A @ p, "jac": lambda p: A})
+    res = minimize(
+        lambda p: float(np.sum(p * np.log(p))),
+        np.full(n, 1.0 / n),
+        jac=lambda p: np.log(p) + 1.0,
+        bounds=[(epsilon, 1.0)] * n,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 2000},
+    )
+    p = np.clip(res.x, 0.0, None)
+    p = p / p.sum()
+    if abs(v @ p) > 1e-7 or v2 @ p > V + 1e-7 or (mono and z.size and z[0] > 0 and np.any(np.diff(p[: z[0] + 1]) < -1e-7)):
+        raise CellsafeError(
+            f"the ptable row for original count {i} has no solution with D={D}, V={V:g}, js={js}: "
+            "the constraints cannot all hold; raise D or V, or lower js."
+        )
+    return j, p
+
+
+class PTable:
+    """A perturbation table: transition probabilities P(released j | original i), i = 0..ncat.
+
+    Parameters
+    ----------
+    probabilities : array_like, shape (ncat + 1, n_released)
+        Row i holds P(j | i) for released counts j = 0..n_released - 1.  Row 0 must map 0 to 0.
+    key_noise : array_like of int, shape (ncat + 1, n_keys), optional
+        The ONS layout: the noise (released - original) for each integer cell key 0..n_keys - 1.
+        When given, integer cell keys index it directly.
+    cycle : int, optional
+        How counts above ``ncat`` pick a row: None uses row ``ncat`` for all of them (sdcTools);
+        an int c reuses the last c rows cyclically (ONS: c = 250, so a count n > 750 uses row
+        ``((n - 1) mod 250) + 501``).
+    params : dict, optional
+        The parameters the table was generated with (D, V, js...), for display.
+
+    Notes
+    -----
+    Build one with :meth:`generate`, :meth:`read` (either layout) or from arrays.  The released
+    count of a cell with original count n (using row r) is ``n + (j - r)`` where j is drawn from
+    row r, so counts above ``ncat`` get the noise of their row.
+
+    Examples
+    --------
+    >>> pt = PTable.generate(D=5, V=3, js=2)
+    >>> pt.ncat, pt.max_deviation
+    (8, 5)
+    >>> pt.transition_matrix()[1, :4].round(4).tolist()   # 1 -> 0 or 3 and more, never 1 or 2
+    [0.7345, 0.0, 0.0, 0.1367]
+    """
+
+    def __init__(
+        self,
+        probabilities: Any,
+        *,
+        key_noise: Any = None,
+        cycle: int | None = None,
+        params: dict | None = None,
+    ) -> None:
+        P = np.array(probabilities, dtype=np.float64)
+        if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] < 1:
+            raise InvalidArgumentError(f"ptable probabilities must be a 2-d array (rows i = 0..ncat). Got shape {P.shape}.")
+        if not np.all(np.isfinite(P)) or np.any(P < 0):
+            raise DataError("ptable probabilities must be finite and non-negative.")
+        sums = P.sum(axis=1)
+        bad = np.flatnonzero(np.abs(sums - 1.0) > 1e-6)
+        if bad.size:
+            raise DataError(f"ptable row i={bad[0]} sums to {sums[bad[0]]:.8g}, not 1.")
+        if P[0, 0] < 1.0 - 1e-9:
+            raise DataError("ptable row 0 must map an empty cell to 0 with probability 1.")
+        P = P / sums[:, None]
+        self._P = P
+        self._P.setflags(write=False)
+        ncat = P.shape[0] - 1
+        if cycle is not None:
+            cycle = check_integer(cycle, "cycle", "PTable", low=1, high=max(ncat, 1))
+        self._cycle = cycle
+        if key_noise is not None:
+            K = np.array(key_noise, dtype=np.int64)
+            if K.ndim != 2 or K.shape[0] != P.shape[0]:
+                raise InvalidArgumentError(
+                    f"key_noise must have one row per original count 0..{ncat}. Got shape {K.shape}."
+                )
+            rel = np.arange(K.shape[0])[:, None] + K
+            if np.any(rel < 0):
+                raise DataError("key_noise would release a negative count.")
+            K.setflags(write=False)
+        else:
+            K = None
+        self._K = K
+        cum = np.cumsum(P, axis=1)
+        cum[:, -1] = 1.0
+        self._cum = cum
+        self._sf = np.concatenate([np.cumsum(P[:, ::-1], axis=1)[:, ::-1], np.zeros((P.shape[0], 1))], axis=1)
+        self._cum.setflags(write=False)
+        self._sf.setflags(write=False)
+        self._params = dict(params or {})
+        self._frozen = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"PTable is immutable; build a new one instead of setting {name!r}.")
+        object.__setattr__(self, name, value)
+
+    @property
+    def params(self) -> dict:
+        """The parameters the table was generated with, or where it was read from."""
+        return dict(self._params)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def generate(
+        cls, D: int, V: float, js: int = 0, *, ncat: int | None = None, mono: bool = True, epsilon: float = 1e-7
+    ) -> "PTable":
+        """The maximum-entropy ptable of the R package ptable.
+
+        Parameters
+        ----------
+        D : int
+            Largest deviation |released - original|.
+        V : float
+            Noise variance (an upper bound that binds wherever it can be reached).
+        js : int, default 0
+            Released values 1..js are forbidden (small counts become 0 or at least js + 1).
+        ncat : int, optional
+            Last row (used for all larger counts); default ``D + js + 1`` when js > 0, else D.
+        mono : bool, default True
+            Probabilities non-decreasing up to "no change" (deviation 0).
+        epsilon : float, default 1e-7
+            Lower bound of every allowed transition probability.
+
+        Notes
+        -----
+        Row i maximizes ``-sum p log p`` over the allowed deviations v (``max(0, i - D) <= i + v
+        <= i + D``, ``i + v`` not in 1..js) subject to ``sum p = 1``, ``sum v p = 0``,
+        ``sum v^2 p <= V`` and, with ``mono``, ``p(v) <= p(v')`` for ``v < v' <= 0``; solved with
+        SLSQP.  Row 0 maps 0 to 0.  (Enderle 2021; Giessing 2016; 001 section 2.)
+        """
+        D = check_integer(D, "D", "PTable.generate", low=1)
+        V = check_real(V, "V", "PTable.generate", low=0.0, low_open=True)
+        js = check_integer(js, "js", "PTable.generate", low=0)
+        if ncat is None:
+            ncat = D + js + 1 if js > 0 else D
+        ncat = check_integer(ncat, "ncat", "PTable.generate", low=max(1, js + 1))
+        epsilon = check_real(epsilon, "epsilon", "PTable.generate", low=0.0, high=0.01, low_open=True)
+        P = np.zeros((ncat + 1, ncat + D + 1))
+        P[0, 0] = 1.0
+        for i in range(1, ncat + 1):
+            j, p = _solve_row(i, D, V, js, bool(mono), epsilon)
+            P[i, j] = p
+        return cls(P, params={"D": D, "V": V, "js": js, "ncat": ncat, "mono": bool(mono), "epsilon": epsilon})
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> "PTable":
+        """Read a ptable file (CSV), in the sdcTools layout (``i, j, p, ...``) or the ONS layout (``pcv, ckey, pvalue``).
+
+        The ONS layout gets the ONS rule for large counts: counts above 750 (the last row) reuse
+        rows 501..750 as ``((n - 1) mod 250) + 501``.
+        """
+        try:
+            df = pd.read_csv(path)
+            if df.shape[1] == 1:  # sdcTools files are sometimes written with ';'
+                df = pd.read_csv(path, sep=";")
+        except (OSError, ValueError) as exc:
+            raise DataError(f"cannot read ptable {os.fspath(path)!r}: {exc}") from None
+        return cls.from_frame(df)
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame) -> "PTable":
+        """A ptable from a frame in either layout (see :meth:`read`)."""
+        cols = {str(c).strip().lower(): c for c in df.columns}
+        if {"pcv", "ckey", "pvalue"} <= set(cols):
+            pcv = df[cols["pcv"]].to_numpy(dtype=np.int64)
+            ckey = df[cols["ckey"]].to_numpy(dtype=np.int64)
+            pval = df[cols["pvalue"]].to_numpy(dtype=np.int64)
+            if pcv.min() < 0 or ckey.min() < 0:
+                raise DataError("ONS ptable: pcv and ckey must be non-negative.")
+            ncat, n_keys = int(pcv.max()), int(ckey.max()) + 1
+            K = np.zeros((ncat + 1, n_keys), dtype=np.int64)
+            seen = np.zeros((ncat + 1, n_keys), dtype=bool)
+            K[pcv, ckey] = pval
+            seen[pcv, ckey] = True
+            if not seen[1:].all():
+                r, k = np.argwhere(~seen[1:])[0]
+                raise DataError(f"ONS ptable lacks the row pcv={r + 1}, ckey={k}; it must list every pcv 1..{ncat} with every ckey.")
+            K[0] = 0
+            rel = np.arange(ncat + 1)[:, None] + K
+            if rel.min() < 0:
+                raise DataError("ONS ptable: a pvalue would release a negative count.")
+            P = np.zeros((ncat + 1, int(rel.max()) + 1))
+            rows = np.repeat(np.arange(ncat + 1), n_keys)
+            np.add.at(P, (rows, rel.reshape(-1)), 1.0 / n_keys)
+            return cls(P, key_noise=K, cycle=min(250, ncat), params={"layout": "ons", "n_keys": n_keys})
+        if {"i", "j", "p"} <= set(cols):
+            d = df
+            if "type" in cols:
+                types = d[cols["type"]].astype(str)
+                keep = types.isin(["all"]) if (types == "all").any() else np.ones(len(d), bool)
+                d = d[np.asarray(keep)]
+            i = d[cols["i"]].to_numpy(dtype=np.int64)
+            j = d[cols["j"]].to_numpy(dtype=np.int64)
+            p = d[cols["p"]].to_numpy(dtype=np.float64)
+            if i.min() < 0 or j.min() < 0:
+                raise DataError("sdcTools ptable: i and j must be non-negative.")
+            P = np.zeros((int(i.max()) + 1, int(j.max()) + 1))
+            np.add.at(P, (i, j), p)
+            if P[0].sum() == 0:
+                P[0, 0] = 1.0
+            return cls(P, params={"layout": "sdc"})
+        raise DataError(
+            f"unknown ptable layout with columns {list(df.columns)}; expected 'i, j, p, v, p_int_lb, p_int_ub' "
+            "(sdcTools) or 'pcv, ckey, pvalue' (ONS)."
+        )
+
+    def to_frame(self, layout: str = "sdc", n_keys: int = 256) -> pd.DataFrame:
+        """The table as a frame in the sdcTools or the ONS layout.
+
+        Writing a probability table in the ONS layout assigns integer key k the released value at
+        ``(k + 0.5) / n_keys`` of its row's cumulative probabilities (probabilities become multiples
+        of ``1 / n_keys``).
+        """
+        layout = check_in(layout, "layout", "PTable.to_frame", ("sdc", "ons"))
+        if layout == "sdc":
+            rows, cols = np.nonzero(self._P > 0)
+            p = self._P[rows, cols]
+            ub = self._cum[rows, cols]
+            lb = ub - p
+            return pd.DataFrame(
+                {"i": rows, "j": cols, "p": p, "v": cols - rows, "p_int_lb": np.round(lb, 12), "p_int_ub": np.round(ub, 12)}
+            )
+        if self._K is not None:
+            K = self._K
+        else:
+            n_keys = check_integer(n_keys, "n_keys", "PTable.to_frame", low=2)
+            u = (np.arange(n_keys) + 0.5) / n_keys
+            r = np.repeat(np.arange(self.ncat + 1), n_keys)
+            K = (self._lookup_uniform(r, np.tile(u, self.ncat + 1)) - r).reshape(self.ncat + 1, n_keys)
+        nk = K.shape[1]
+        r = np.repeat(np.arange(1, self.ncat + 1), nk)
+        return pd.DataFrame({"pcv": r, "ckey": np.tile(np.arange(nk), self.ncat), "pvalue": K[1:].reshape(-1)})
+
+    def write(self, path: str | os.PathLike[str], layout: str = "sdc", n_keys: int = 256) -> None:
+        """Write the table as CSV in the sdcTools (``'sdc'``) or ONS (``'ons'``) layout."""
+        from ..io import write_frame
+
+        write_frame(self.to_frame(layout, n_keys), path, "csv")
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def ncat(self) -> int:
+        """The last row; larger counts reuse rows (see ``cycle``)."""
+        return self._P.shape[0] - 1
+
+    @property
+    def cycle(self) -> int | None:
+        return self._cycle
+
+    @property
+    def layout(self) -> str:
+        """``'ons'`` when integer cell keys index noise values directly, else ``'sdc'``."""
+        return "ons" if self._K is not None else "sdc"
+
+    @property
+    def n_keys(self) -> int | None:
+        """Number of integer cell keys of an ONS-layout table (max ckey + 1)."""
+        return None if self._K is None else int(self._K.shape[1])
+
+    @property
+    def max_deviation(self) -> int:
+        """Largest |released - original| with positive probability."""
+        r, c = np.nonzero(self._P > 0)
+        return int(np.max(np.abs(c - r)))
+
+    def transition_matrix(self) -> np.ndarray:
+        """P(j | i): rows original counts 0..ncat, columns released counts 0..n_released - 1."""
+        return self._P.copy()
+
+    def __repr__(self) -> str:
+        par = ", ".join(f"{k}={v}" for k, v in self.params.items() if k in ("D", "V", "js", "n_keys"))
+        return f"PTable(ncat={self.ncat}, layout={self.layout!r}, max_deviation={self.max_deviation}{', ' + par if par else ''})"
+
+    # ------------------------------------------------------------------ lookups
+    def row_of(self, counts: Any) -> np.ndarray:
+        """The row used by each original count."""
+        n = np.asarray(counts, dtype=np.int64)
+        ncat = self.ncat
+        if self._cycle is None:
+            return np.minimum(n, ncat)
+        first = ncat - self._cycle + 1
+        return np.where(n <= ncat, n, first + np.mod(n - first, self._cycle))
+
+    def _lookup_uniform(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Released column of each row for uniform keys u in [0, 1) (intervals of the cumulative probabilities)."""
+        ncol = self._cum.shape[1]
+        flat = (np.arange(self._cum.shape[0])[:, None] + self._cum).reshape(-1)
+        pos = np.searchsorted(flat, rows + u, side="right") - rows * ncol
+        return np.clip(pos, 0, ncol - 1)
+
+    def released(self, counts: Any, cell_keys: Any) -> np.ndarray:
+        """Released counts for original ``counts`` and their cell keys.
+
+        Float keys in [0, 1) select an interval of the row's cumulative probabilities (j with
+        ``p_int_lb <= key < p_int_ub``); integer keys 0..n_keys - 1 index the noise columns of an
+        ONS-layout table.
+        """
+        n = np.asarray(counts, dtype=np.int64)
+        keys = np.asarray(cell_keys)
+        if n.shape != keys.shape:
+            raise InvalidArgumentError(f"counts and cell keys must have the same shape. Got {n.shape} and {keys.shape}.")
+        if n.size and n.min() < 0:
+            raise DataError("original counts must be non-negative.")
+        r = self.row_of(n)
+        if np.issubdtype(keys.dtype, np.integer):
+            if self._K is None:
+                raise InvalidArgumentError(
+                    "integer cell keys need an ONS-layout ptable (pcv, ckey, pvalue); use uniform keys in [0, 1) "
+                    "with this table."
+                )
+            nk = self._K.shape[1]
+            if keys.size and (keys.min() < 0 or keys.max() >= nk):
+                raise DataError(f"integer cell keys must lie in 0..{nk - 1} for this ptable.")
+            return n + self._K[r, keys]
+        u = keys.astype(np.float64)
+        if u.size and (np.any(~np.isfinite(u)) or u.min() < 0 or u.max() >= 1):
+            raise DataError("uniform cell keys must lie in [0, 1).")
+        return n + (self._lookup_uniform(r, u) - r)
+
+    def noise_pmf(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(deviations, probabilities) for an original count."""
+        r = int(self.row_of(np.array([count]))[0])
+        cols = np.flatnonzero(self._P[r] > 0)
+        return cols - r, self._P[r, cols]
+
+    def transition_pmf(self, k: Any, j: Any) -> np.ndarray:
+        """P(released = k | original = j), broadcasting."""
+        k = np.asarray(k, dtype=np.int64)
+        j = np.asarray(j, dtype=np.int64)
+        r = self.row_of(j)
+        col = r + (k - j)
+        ok = (col >= 0) & (col < self._P.shape[1])
+        out = np.where(ok, self._P[r, np.clip(col, 0, self._P.shape[1] - 1)], 0.0)
+        return out
+
+    def transition_sf(self, k: Any, j: Any) -> np.ndarray:
+        """P(released > k | original = j), from the tail sums of the row."""
+        k = np.asarray(k, dtype=np.int64)
+        j = np.asarray(j, dtype=np.int64)
+        r = self.row_of(j)
+        col = np.clip(r + (k - j) + 1, 0, self._P.shape[1])
+        return self._sf[r, col]
+

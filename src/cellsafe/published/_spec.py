@@ -1,0 +1,411 @@
+"""Which aggregated cells are published: the crossings of a formula and the dummy matrix X.
+
+A *publication* is a list of **crossings** of a table's variables (``('party', 'age')``,
+``('sex',)``, and the empty crossing ``()`` for the grand total).  Every cell of every crossing is
+a published cell; the published counts are ``z = X^T y`` where ``y`` holds the inner cells (the
+full cross-classification) and ``X`` is the sparse 0/1 matrix with one row per inner cell and one
+column per published cell (001, eq. 1).
+
+A formula names the crossings in R's notation: ``party*age + party*sex`` publishes party, age,
+sex, party x age, party x sex and the grand total (``- 1`` drops the grand total).  Published cells
+are written in long format: one column per variable holding a category, or ``'Total'`` where the
+cell aggregates over that variable.
+
+Hierarchies within a variable (regions within countries) are not handled yet: a crossing is a tuple
+of variable names, and a later version may let an element name a level of a hierarchy instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .._frames import as_pandas
+from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
+from ..formula import Formula, parse_formula
+from ..table import INDEX_DTYPE, CountTable, Variable, ravel, unravel
+
+__all__ = ["Publication", "DEFAULT_MAX_INNER"]
+
+#: Largest number of inner cells enumerated when every combination is included (1e7).
+DEFAULT_MAX_INNER = 10_000_000
+
+
+def _crossings_from(spec: Any, names: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    if isinstance(spec, (str, Formula)):
+        f = parse_formula(spec, names)
+        out = ([()] if f.intercept else []) + [tuple(t) for t in f.terms]
+    else:
+        if isinstance(spec, Mapping) or not isinstance(spec, Iterable):
+            raise InvalidArgumentError(
+                "a publication is a formula such as 'party*age + party*sex' or a list of crossings such as "
+                f"[(), ('party',), ('party', 'age')]. Got {spec!r}."
+            )
+        out = []
+        for c in spec:
+            c = (c,) if isinstance(c, str) else tuple(c)
+            for v in c:
+                if v not in names:
+                    raise InvalidArgumentError(
+                        f"crossing {list(c)} names unknown variable {v!r}; the table has variables {list(names)}."
+                    )
+            if len(set(c)) != len(c):
+                raise InvalidArgumentError(f"crossing {list(c)} repeats a variable.")
+            out.append(c)
+    # drop duplicates (same set of variables), keep the first spelling
+    seen: set[frozenset[str]] = set()
+    uniq = []
+    for c in out:
+        key = frozenset(c)
+        if key not in seen:
+            seen.add(key)
+            uniq.append(tuple(c))
+    if not uniq:
+        raise InvalidArgumentError("the publication has no crossings; name at least one, or keep the grand total.")
+    return tuple(uniq)
+
+
+@dataclass(frozen=True, eq=False)
+class Publication:
+    """The published cells of a table: crossings of its variables and the dummy matrix X.
+
+    Build it with :meth:`from_formula` (or :meth:`from_crossings`); the constructor takes the
+    finished arrays.
+
+    Attributes
+    ----------
+    variables : tuple of Variable
+        The inner table's variables (flat-index order).
+    crossings : tuple of tuple of str
+        The published crossings; ``()`` is the grand total.
+    inner_index : ndarray of int64
+        Flat indices of the inner cells (the rows of X), sorted.
+    crossing : ndarray of int
+        For each published cell, the position of its crossing in :attr:`crossings`.
+    margin_index : ndarray of int64
+        For each published cell, its flat index within its crossing's margin (row-major over the
+        crossing's variables, in the crossing's order).
+    X : scipy.sparse.csr_matrix
+        ``n_inner x n_published`` 0/1 matrix (float64): ``X[i, c] = 1`` when inner cell i counts in
+        published cell c.
+    total_label : str
+        The label of an aggregated variable in :meth:`cells` (default ``'Total'``).
+    """
+
+    variables: tuple[Variable, ...]
+    crossings: tuple[tuple[str, ...], ...]
+    inner_index: np.ndarray
+    crossing: np.ndarray
+    margin_index: np.ndarray
+    X: sp.csr_matrix = field(repr=False)
+    total_label: str = "Total"
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_formula(
+        cls,
+        table: CountTable | Sequence[Variable],
+        formula: str | Formula | Sequence[Sequence[str]],
+        *,
+        inner_index: Any = None,
+        total_label: str = "Total",
+        max_inner: int = DEFAULT_MAX_INNER,
+    ) -> "Publication":
+        """The publication of a formula (or of an explicit list of crossings).
+
+        Parameters
+        ----------
+        table : CountTable or sequence of Variable
+            The inner table (or just its variables).
+        formula : str or list of crossings
+            ``'party*age + party*sex'`` (R's notation; the grand total is included unless the
+            formula says ``- 1``), or crossings such as ``[(), ('party',), ('party', 'age')]``.
+        inner_index : array of int, optional
+            Flat indices of the inner cells to include (the rows of X).  By default every
+            combination of categories except structural zeros ("adding the zero-frequency inner
+            combinations", 001 section 7); when there are more than ``max_inner`` of them, the
+            table's non-zero cells.
+        total_label : str, default 'Total'
+            How an aggregated variable is written in :meth:`cells`.
+
+        Examples
+        --------
+        >>> from cellsafe.table import Variable
+        >>> vs = [Variable("a", ["x", "y"]), Variable("b", ["u", "v", "w"])]
+        >>> pub = Publication.from_formula(vs, "a + b")
+        >>> pub.n_inner, pub.n_published
+        (6, 6)
+        >>> pub.cells().values.tolist()[:3]
+        [['Total', 'Total'], ['x', 'Total'], ['y', 'Total']]
+        """
+        if isinstance(table, CountTable):
+            variables = table.variables
+            structural = table.structural_zeros
+        else:
+            variables = tuple(table)
+            for v in variables:
+                if not isinstance(v, Variable):
+                    raise InvalidArgumentError(
+                        f"a publication needs a CountTable or a list of cellsafe.Variable. Got {type(v).__name__}."
+                    )
+            structural = np.zeros(0, dtype=INDEX_DTYPE)
+        names = [v.name for v in variables]
+        if not isinstance(total_label, str) or not total_label:
+            raise InvalidArgumentError(f"total_label must be a non-empty string. Got {total_label!r}.")
+        for v in variables:
+            if total_label in v.categories:
+                raise InvalidArgumentError(
+                    f"variable {v.name!r} has a category {total_label!r}, which is also the label of an aggregated "
+                    "variable; pass another total_label."
+                )
+        crossings = _crossings_from(formula, names)
+        shape = [v.size for v in variables]
+        n_cells = math.prod(shape)
+        if inner_index is None:
+            n_open = n_cells - structural.shape[0]
+            if n_open <= max_inner:
+                idx = np.arange(n_cells, dtype=INDEX_DTYPE)
+                if structural.shape[0]:
+                    idx = np.setdiff1d(idx, structural, assume_unique=True)
+            elif isinstance(table, CountTable):
+                idx = np.asarray(table.index, dtype=INDEX_DTYPE)
+            else:
+                raise TableTooLargeError(
+                    f"the inner table has {float(n_open):.3g} cells, more than max_inner={max_inner:.3g}; pass "
+                    "inner_index (the cells that may be positive) or a CountTable whose non-zero cells are used."
+                )
+        else:
+            idx = np.unique(np.asarray(inner_index, dtype=INDEX_DTYPE))
+            if idx.size and (idx[0] < 0 or idx[-1] >= n_cells):
+                raise DataError(f"inner_index must hold flat indices in [0, {n_cells}).")
+        if idx.size == 0:
+            raise DataError("the publication has no inner cells.")
+        codes = unravel(idx, shape)
+        rows, cols, crossing_of, margin_of = [], [], [], []
+        offset = 0
+        n = idx.shape[0]
+        arange = np.arange(n, dtype=np.int64)
+        for k, c in enumerate(crossings):
+            pos = [names.index(v) for v in c]
+            keys = ravel(codes[:, pos], [shape[p] for p in pos]) if pos else np.zeros(n, dtype=INDEX_DTYPE)
+            uniq, inv = np.unique(keys, return_inverse=True)
+            rows.append(arange)
+            cols.append(offset + inv.reshape(-1))
+            crossing_of.append(np.full(uniq.shape[0], k, dtype=np.int64))
+            margin_of.append(uniq)
+            offset += uniq.shape[0]
+        X = sp.csr_matrix(
+            (np.ones(n * len(crossings)), (np.concatenate(rows), np.concatenate(cols))), shape=(n, offset)
+        )
+        return cls(
+            variables=tuple(variables),
+            crossings=crossings,
+            inner_index=_ro(idx),
+            crossing=_ro(np.concatenate(crossing_of)),
+            margin_index=_ro(np.concatenate(margin_of).astype(INDEX_DTYPE)),
+            X=X,
+            total_label=total_label,
+        )
+
+    from_crossings = from_formula
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def names(self) -> list[str]:
+        return [v.name for v in self.variables]
+
+    @property
+    def n_inner(self) -> int:
+        """Number of inner cells (rows of X)."""
+        return int(self.inner_index.shape[0])
+
+    @property
+    def n_published(self) -> int:
+        """Number of published cells (columns of X)."""
+        return int(self.crossing.shape[0])
+
+    def generating_crossings(self) -> tuple[tuple[str, ...], ...]:
+        """The maximal crossings (not contained in another): the margins an IPF fit needs."""
+        sets = [frozenset(c) for c in self.crossings]
+        return tuple(c for c, s in zip(self.crossings, sets) if c and not any(s < o for o in sets))
+
+    def __repr__(self) -> str:
+        cr = " + ".join(":".join(c) if c else "1" for c in self.crossings)
+        return f"Publication('{cr}', n_inner={self.n_inner:,}, n_published={self.n_published:,})"
+
+    # ------------------------------------------------------------------ values
+    def inner_counts(self, table: CountTable) -> np.ndarray:
+        """The table's counts at the inner cells (zeros included), aligned with the rows of X."""
+        self._check_table(table)
+        return np.asarray(table.lookup(self.inner_index))
+
+    def aggregate(self, values: CountTable | Any) -> np.ndarray:
+        """Published counts ``X^T y`` of a table (or of inner values aligned with the rows of X).
+
+        Integer tables give exact int64 sums; fitted tables give float64.
+        """
+        if isinstance(values, CountTable):
+            self._check_table(values)
+            y = values.lookup(self.inner_index)
+            missing = np.setdiff1d(values.index, self.inner_index, assume_unique=True)
+            if missing.size:
+                raise DataError(
+                    f"the table has {missing.size} non-zero cell(s) outside the publication's inner cells, for example "
+                    f"({values.describe_cells(missing[:1])[0]}); build the publication from this table."
+                )
+        else:
+            y = np.asarray(values)
+            if y.shape != (self.n_inner,):
+                raise DataError(f"inner values must have length {self.n_inner} (the rows of X). Got shape {y.shape}.")
+        if np.issubdtype(y.dtype, np.integer):
+            X = self.X.astype(np.int64)
+            return np.asarray(X.T @ y.astype(np.int64)).reshape(-1)
+        return np.asarray(self.X.T @ y.astype(np.float64)).reshape(-1)
+
+    def cells(self) -> pd.DataFrame:
+        """The published cells in long format: one column per variable, ``Total`` where aggregated."""
+        data = {}
+        shape = [v.size for v in self.variables]
+        names = self.names
+        for j, v in enumerate(self.variables):
+            col = np.full(self.n_published, self.total_label, dtype=object)
+            cats = np.asarray(list(v.categories) + [None], dtype=object)[:-1]
+            for k, c in enumerate(self.crossings):
+                if v.name not in c:
+                    continue
+                sel = self.crossing == k
+                sub_shape = [shape[names.index(w)] for w in c]
+                codes = unravel(self.margin_index[sel], sub_shape)[:, c.index(v.name)]
+                col[sel] = cats[codes]
+            data[v.name] = col
+        return pd.DataFrame(data)
+
+    def frame(self, values: Any, name: str = "count") -> pd.DataFrame:
+        """:meth:`cells` with a column of values (aligned with the published cells)."""
+        values = np.asarray(values)
+        if values.shape != (self.n_published,):
+            raise DataError(f"expected {self.n_published} published values. Got shape {values.shape}.")
+        out = self.cells()
+        out[name] = values
+        return out
+
+    def align(self, frame: Any, count: str = "count") -> np.ndarray:
+        """Values of a long-format published frame, in the order of the published cells.
+
+        The frame has one column per variable (a category, or ``Total``) and a ``count`` column;
+        cells it does not list are NaN (a published cell missing from the file), rows that match no
+        published cell are an error.
+        """
+        df = as_pandas(frame, "published")
+        names = self.names
+        missing = [c for c in names + [count] if c not in df.columns]
+        if missing:
+            raise DataError(
+                f"the published table lacks column {missing[0]!r}; it needs one column per variable ({names}) and "
+                f"{count!r}, with {self.total_label!r} where a cell aggregates."
+            )
+        mine = self.cells()
+        key_mine = _keys(mine, names)
+        key_theirs = _keys(df, names)
+        lookup = pd.Series(np.arange(len(mine)), index=pd.Index(key_mine))
+        pos = lookup.reindex(pd.Index(key_theirs)).to_numpy()
+        bad = np.flatnonzero(pd.isna(pos))
+        if bad.size:
+            row = df.iloc[bad[0]]
+            cell = ", ".join(f"{n}={row[n]!r}" for n in names)
+            raise DataError(
+                f"row {df.index[bad[0]]!r} of the published table ({cell}) is not a cell of the publication "
+                f"{self!r}; check the formula and the categories."
+            )
+        pos = pos.astype(np.int64)
+        if np.unique(pos).shape[0] != pos.shape[0]:
+            raise DataError("the published table lists a cell more than once.")
+        vals = pd.to_numeric(df[count], errors="coerce").to_numpy(dtype=np.float64)
+        out = np.full(self.n_published, np.nan)
+        out[pos] = vals
+        return out
+
+    def margin_table(self, values: Any, crossing: Sequence[str]) -> CountTable:
+        """The published cells of one (non-empty) crossing as a CountTable (for IPF targets)."""
+        c = tuple(crossing)
+        k = [i for i, cc in enumerate(self.crossings) if frozenset(cc) == frozenset(c)]
+        if not k or not c:
+            raise InvalidArgumentError(f"{list(c)} is not a non-empty crossing of {self!r}.")
+        cc = self.crossings[k[0]]
+        sel = self.crossing == k[0]
+        vals = np.asarray(values, dtype=np.float64)[sel]
+        bad = ~np.isfinite(vals) | (vals < 0)
+        if bad.any():
+            raise DataError(
+                f"published cells of crossing {list(cc)} must be finite and non-negative to be fitted; restore "
+                "additivity first (restore_additivity) when cells are missing or negative."
+            )
+        vars_ = [self.variables[self.names.index(v)] for v in cc]
+        return CountTable(vars_, self.margin_index[sel], vals)
+
+    def additivity_error(self, values: Any) -> float:
+        """Largest disagreement between crossings that share variables (0 for an additive table).
+
+        Each crossing is compared with every maximal crossing that contains it, and maximal crossings
+        are compared on the variables they share (by summing the larger one).
+        """
+        vals = np.asarray(values, dtype=np.float64)
+        if vals.shape != (self.n_published,) or not np.all(np.isfinite(vals)):
+            return math.inf
+        gen = self.generating_crossings()
+        names = self.names
+        shape = {v.name: v.size for v in self.variables}
+
+        def dense_of(c: tuple[str, ...]) -> np.ndarray:
+            k = [i for i, cc in enumerate(self.crossings) if frozenset(cc) == frozenset(c)][0]
+            cc = self.crossings[k]
+            sel = self.crossing == k
+            arr = np.zeros(math.prod(shape[v] for v in cc) if cc else 1)
+            arr[self.margin_index[sel]] = vals[sel]
+            # put axes in table order
+            arr = arr.reshape([shape[v] for v in cc]) if cc else arr.reshape(())
+            order = sorted(range(len(cc)), key=lambda i: names.index(cc[i]))
+            return np.transpose(arr, order) if cc else arr
+
+        def reduce_to(arr: np.ndarray, have: tuple[str, ...], want: Iterable[str]) -> np.ndarray:
+            have_sorted = sorted(have, key=names.index)
+            want = set(want)
+            axes = tuple(i for i, v in enumerate(have_sorted) if v not in want)
+            return arr.sum(axis=axes) if axes else arr
+
+        cache = {frozenset(c): dense_of(c) for c in self.crossings}
+        err = 0.0
+        for c in self.crossings:
+            for g in gen:
+                if frozenset(c) < frozenset(g):
+                    d = reduce_to(cache[frozenset(g)], g, c) - cache[frozenset(c)]
+                    err = max(err, float(np.max(np.abs(d))))
+        for i, g in enumerate(gen):
+            for h in gen[i + 1 :]:
+                common = set(g) & set(h)
+                a = reduce_to(cache[frozenset(g)], g, common)
+                b = reduce_to(cache[frozenset(h)], h, common)
+                err = max(err, float(np.max(np.abs(a - b))))
+        return err
+
+    def _check_table(self, table: CountTable) -> None:
+        if tuple(table.variables) != tuple(self.variables):
+            raise DataError(
+                f"the table's variables {table.names} (or their categories) differ from the publication's {self.names}."
+            )
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+def _keys(df: pd.DataFrame, names: list[str]) -> list[tuple[str, ...]]:
+    cols = [df[n].astype(str).to_numpy() for n in names]
+    return list(zip(*cols))

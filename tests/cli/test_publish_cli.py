@@ -1,0 +1,134 @@
+"""``cellsafe publish`` and ``cellsafe compare``: end to end, JSON keys, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cellsafe.cli.main import main
+
+REF = Path(__file__).resolve().parents[1] / "reference"
+LANG = REF / "langsrud"
+ONS = REF / "ons_ptable" / "ptable_10_5_rule.csv"
+FORMULA = "party*age + party*sex"
+
+
+@pytest.fixture(scope="module")
+def micro(tmp_path_factory):
+    inner = pd.read_csv(LANG / "inner.csv")
+    rows = inner.loc[inner.index.repeat(inner["count"]), ["party", "age", "sex"]].reset_index(drop=True)
+    rows["rkey"] = np.random.default_rng(3).integers(0, 256, len(rows))
+    path = tmp_path_factory.mktemp("micro") / "people.csv"
+    rows.to_csv(path, index=False)
+    return path
+
+
+def _run(argv, capsys):
+    rc = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_publish_ckm_generated_ptable(tmp_path, micro, capsys):
+    out = tmp_path / "ckm.csv"
+    rc, stdout, _ = _run(
+        ["publish", micro, "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",
+         "--D", 5, "--V", 3, "--js", 2, "--seed", 1, "--output", out], capsys)
+    assert rc == 0 and "CellKeyResult" in stdout
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["party", "age", "sex", "count"] and len(df) == 24
+    assert not df["count"].isin([1, 2]).any()
+    again = tmp_path / "again.csv"
+    _run(["publish", micro, "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",
+          "--seed", 1, "--output", again, "--quiet"], capsys)
+    pd.testing.assert_frame_equal(df, pd.read_csv(again))  # defaults are D=5, V=3, js=2
+
+
+def test_publish_ckm_ons(tmp_path, micro, capsys):
+    out = tmp_path / "ons.csv"
+    rc, _, _ = _run(
+        ["publish", micro, "--variables", "party,age,sex", "--formula", "party:age - 1", "--method", "ckm",
+         "--ptable", ONS, "--record-key", "rkey", "--output", out], capsys)
+    assert rc == 0
+    df = pd.read_csv(out)
+    vals = df["count"].dropna()
+    assert len(df) == 9 and np.all(vals >= 10) and np.all(vals % 5 == 0)
+    assert df["count"].isna().sum() >= 1
+
+
+def test_publish_scr_frequency_table(tmp_path, capsys):
+    out = tmp_path / "scr.csv"
+    rc, stdout, _ = _run(
+        ["publish", LANG / "inner.csv", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
+         "--method", "scr", "--base", 3, "--seed", 2, "--output", out], capsys)
+    assert rc == 0 and "RoundingResult" in stdout
+    df = pd.read_csv(out)
+    assert not df["count"].isin([1, 2]).any()
+    total = df.loc[(df.party == "Total") & (df.age == "Total") & (df.sex == "Total"), "count"].item()
+    assert total == 57
+
+
+def test_compare_json(capsys):
+    rc, stdout, _ = _run(
+        ["compare", LANG / "inner.csv", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
+         "--published", f"ckm={LANG / 'published_cell_key.csv'}",
+         "--published", f"scr={LANG / 'published_small_count_rounding.csv'}",
+         "--sensitive", "party", "--keys", "age,sex", "--beta", "0.5", "--json"], capsys)
+    assert rc == 0
+    out = json.loads(stdout)
+    assert set(out) == {"ckm", "scr"}
+    for name in out:
+        assert {"additive", "hellinger_utility", "risk", "restored", "expected_inner"} <= set(out[name])
+        assert set(out[name]["hellinger_utility"]) == {"published", "restored"}
+        assert {"a", "b", "c", "f_beta"} <= set(out[name]["risk"]["plain"])
+        assert {"a", "b", "c", "f_beta"} <= set(out[name]["risk"]["know_yourself"])
+        assert set(out[name]["restored"][0]) == {"party", "age", "sex", "count"}
+        assert set(out[name]["expected_inner"][0]) == {"party", "age", "sex", "count"}
+        assert len(out[name]["restored"]) == 24 and len(out[name]["expected_inner"]) == 18
+    ckm, scr = out["ckm"], out["scr"]
+    assert ckm["additive"] is False and scr["additive"] is True
+    assert round(ckm["hellinger_utility"]["published"], 4) == 0.9326
+    assert round(ckm["hellinger_utility"]["restored"], 4) == 0.9481
+    assert round(ckm["risk"]["plain"]["f_beta"], 4) == 0.5556
+    assert round(ckm["risk"]["know_yourself"]["f_beta"], 4) == 0.9091
+    assert round(scr["risk"]["plain"]["f_beta"], 4) == 0.0
+    assert round(scr["risk"]["know_yourself"]["f_beta"], 4) == 0.7143
+    a_total = [r for r in ckm["restored"] if r["party"] == "A" and r["age"] == "Total" and r["sex"] == "Total"]
+    assert abs(a_total[0]["count"] - 18.9375) < 1e-4  # Table 6
+
+
+def test_compare_text(capsys):
+    rc, stdout, _ = _run(
+        ["compare", LANG / "inner.csv", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
+         "--published", f"scr={LANG / 'published_small_count_rounding.csv'}", "--sensitive", "party",
+         "--keys", "age,sex"], capsys)
+    assert rc == 0 and "F_beta=0.7143" in stdout
+
+
+@pytest.mark.parametrize(
+    "argv,match",
+    [
+        (["publish", "{micro}", "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",
+          "--ptable", "{ons}", "--D", "5", "--output", "{out}"], "either --ptable"),
+        (["publish", "{micro}", "--variables", "party,age,sex", "--formula", FORMULA, "--method", "scr",
+          "--D", "5", "--output", "{out}"], "apply to --method ckm only"),
+        (["publish", "{micro}", "--variables", "party,age,sex", "--formula", "party*nope", "--method", "scr",
+          "--output", "{out}"], "unknown variable 'nope'"),
+        (["publish", "{micro}", "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",
+          "--D", "0", "--output", "{out}"], "'D' parameter"),
+        (["compare", "{inner}", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
+          "--published", "nofile", "--sensitive", "party", "--keys", "age,sex"], "NAME=FILE"),
+        (["compare", "{inner}", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
+          "--published", "x={ckm}", "--sensitive", "income", "--keys", "age,sex"], "not among --variables"),
+    ],
+)
+def test_bad_input(argv, match, micro, tmp_path, capsys):
+    fill = {"micro": micro, "ons": ONS, "out": tmp_path / "o.csv", "inner": LANG / "inner.csv",
+            "ckm": LANG / "published_cell_key.csv"}
+    rc, _, err = _run([a.format(**fill) for a in argv], capsys)
+    assert rc == 2
+    assert match in err
