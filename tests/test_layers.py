@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cellsafe"
 
 # Lowest first.  A module may import its own layer and any layer before it.
 LAYERS = [
-    {"exceptions", "_validation", "_random", "_frames"},
+    {"exceptions", "_validation", "_random", "_frames", "_blas"},
     {"io"},
     {"table", "formula"},
     {"distributions"},

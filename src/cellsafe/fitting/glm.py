@@ -18,7 +18,6 @@ at 0 as R does.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy import stats
 
+from .._blas import single_thread_blas
 from ..exceptions import CellsafeWarning, ConvergenceWarning, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
 from ..table import CountTable, ravel, unravel
@@ -38,18 +38,6 @@ __all__ = ["LogLinearFit", "fit_loglinear", "loglinear_design", "MAX_PARAMS"]
 
 #: Largest number of parameters :func:`fit_loglinear` accepts (a dense p x p matrix of 800 MB).
 MAX_PARAMS = 10_000
-
-
-def _blas_limits(p: int) -> Any:
-    """One BLAS thread for the small p x p factorizations (threads only add overhead there, and
-    oversubscribe a busy machine badly); a no-op when threadpoolctl is not installed."""
-    if p > 3000:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True)
@@ -352,7 +340,7 @@ def fit_loglinear(
 
     # Aliased columns (R's NA): dependent on earlier columns of the full design; their
     # coefficients are fixed at 0, as R does.
-    with _blas_limits(p):
+    with single_thread_blas(p <= 3000):  # threads pay off only for large p x p factorizations
         keep_full, _ = _independent_columns(X)
         aliased = ~keep_full
         full_cols = np.flatnonzero(keep_full)

@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .._blas import single_thread_blas
 from ..exceptions import CellsafeWarning, ConvergenceWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
 from ..table import CountTable, ravel, unravel
@@ -350,18 +351,6 @@ def _impossible(table: CountTable, margin: tuple[str, ...], shape: tuple[int, ..
     )
 
 
-def _blas_single_thread() -> Any:
-    """One BLAS thread for the matrix-vector margin sums: they are memory-bound, and extra
-    threads only oversubscribe a busy machine.  A no-op when threadpoolctl is not installed."""
-    import contextlib
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _merge_runs(dims: list[int], kept: list[bool]) -> tuple[list[int], list[bool]]:
     out_d: list[int] = []
     out_k: list[bool] = []
@@ -453,7 +442,7 @@ def _ipf_dense(table, x, gen, pos, shapes, target, threshold, max_iter, accelera
     n_iter, converged, dev = 0, False, math.inf
     history: list[float] = []
     extrapolate = bool(accelerate)
-    with _blas_single_thread():
+    with single_thread_blas():
         while n_iter < max_iter:
             dev = 0.0
             ratios = []

@@ -26,7 +26,7 @@ from ._attribute import AttributeDisclosure, attribute_disclosure
 from ._bivariate import BivariateComparison, MatrixDifference, compare_bivariate, cramers_v, matrix_difference
 from ._distance import DistanceToClosestRecord, MembershipInference, distance_to_closest_record, membership_inference
 from ._evaluate import MicrodataEvaluation, evaluate_microdata
-from ._glm import GLMFit, fit_logistic, fit_ols
+from ...fitting.regression import GLMFit, fit_logistic, fit_ols
 from ._identity import KeyMatches, MatchRates, key_matches, match_rates
 from ._propensity import PropensityResult, ks_distance, propensity_metrics, roc_auc
 from ._regression import RegressionUtility, regression_utility

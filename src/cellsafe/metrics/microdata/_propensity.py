@@ -29,7 +29,7 @@ from ..._random import as_generator
 from ..._validation import check_in, check_integer, check_real
 from ...exceptions import InvalidArgumentError
 from ._data import as_frames, check_columns, is_categorical, joint_codes, numeric_values
-from ._glm import _expit, fit_logistic, weighted_gram
+from ...fitting.regression import _expit, fit_logistic, weighted_gram
 
 __all__ = ["PropensityResult", "propensity_metrics", "ks_distance", "roc_auc"]
 

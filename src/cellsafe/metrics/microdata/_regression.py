@@ -26,7 +26,7 @@ from ...exceptions import DataError, InvalidArgumentError
 from ...formula import parse_formula
 from .._overlap import ci_overlap, combine_fully_synthetic, combine_partially_synthetic
 from ._data import as_frames, check_columns, is_categorical, numeric_values
-from ._glm import GLMFit, fit_logistic, fit_ols
+from ...fitting.regression import GLMFit, fit_logistic, fit_ols
 
 __all__ = ["RegressionUtility", "regression_utility"]
 

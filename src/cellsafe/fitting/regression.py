@@ -10,17 +10,16 @@ coefficients finite under separation (used for propensity scores, never for infe
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from dataclasses import dataclass, field
 
-from typing import Iterator
 
 import numpy as np
 
-from ...exceptions import ConvergenceWarning, DataError
+from .._blas import single_thread_blas
+from ..exceptions import ConvergenceWarning, DataError
 
-__all__ = ["GLMFit", "fit_ols", "fit_logistic"]
+__all__ = ["GLMFit", "fit_ols", "fit_logistic", "weighted_gram"]
 
 
 @dataclass(frozen=True)
@@ -82,23 +81,6 @@ def fit_ols(x: np.ndarray, y: np.ndarray) -> GLMFit:
     rinv = np.linalg.solve(r, np.eye(p))
     cov = sigma2 * (rinv @ rinv.T)
     return GLMFit("gaussian", beta, np.sqrt(np.diag(cov)), df, True, 1, fitted)
-
-
-@contextlib.contextmanager
-def single_thread_blas() -> Iterator[None]:
-    """Run BLAS on one thread inside the block (when threadpoolctl is installed).
-
-    The products here are small (blocks of a few thousand rows by at most a few hundred
-    columns): a threaded BLAS spends more on synchronization than it gains, and on a busy
-    machine it can be tens of times slower than one thread.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 def weighted_gram(x: np.ndarray, w: np.ndarray | None = None, block: int = 4096) -> np.ndarray:
