@@ -1,10 +1,9 @@
 # Two commands on a fresh machine:
 #   make demo   create .venv, install cellsafe, run the demo
-#   make test   install the test extras and run the test suite
+#   make test   install cellsafe with its test extras into .venv and run the test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
 
 .PHONY: demo test bench clean
 
@@ -12,17 +11,21 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
 
-demo: $(STAMP)
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+demo: $(VENV)/.installed
 	$(BIN)/cellsafe demo --output demo-output
 
-test: $(STAMP)
+test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run.py
 
 clean:
