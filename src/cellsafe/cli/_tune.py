@@ -1,0 +1,82 @@
+"""``cellsafe tune``: solve for alpha, sigma or nu so that an a priori metric meets a target."""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import (
+    EXAMPLES_FORMATTER,
+    add_distribution_options,
+    add_input_options,
+    load_table,
+    print_json,
+    synthesizer_from_args,
+)
+
+_EXAMPLES = """\
+examples:
+  # pseudocount so that at most 40% of synthetic uniques are real uniques (Poisson noise)
+  cellsafe tune pupils.parquet --variables area,ethnicity,sex,age,language \\
+      --distribution poisson --solve alpha --target 'tau4(1)=0.4'
+
+  # as many zeros released as in the original (003's closed form under the Poisson)
+  cellsafe tune table.csv --variables a,b,c --count n --distribution poisson --solve alpha --target 'tau1(0)=tau2(0)'
+
+  # NBI sigma for which 20% of real uniques stay unique
+  cellsafe tune table.csv --variables a,b,c --count n --distribution nbi --sigma 1 --solve sigma --target 'tau3(1)=0.2'
+
+  # GAF nu for an expected squared error of 1000, sigma fixed at 2
+  cellsafe tune table.csv --variables a,b,c --count n --distribution gaf --sigma 2 --solve nu --target loss=1000
+
+The other parameters (--sigma, --nu, --alpha) stay as given; for --solve sigma the --sigma value is
+only a starting family member.  Prints the solved value (with --json: {"alpha": ...}).
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tune",
+        help="solve for alpha, sigma or nu meeting an a priori target such as tau4(1)=0.4",
+        description="Find the parameter value for which an a priori metric of the synthesizer equals a "
+        "target (003 section 3.3.5): 'tau1(0)=tau2(0)', 'tauN(k)=p' with p in [0, 1], or 'loss=L'.",
+        epilog=_EXAMPLES,
+        formatter_class=EXAMPLES_FORMATTER,
+    )
+    p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
+    add_input_options(p)
+    p.add_argument("--structural-zeros", metavar="FILE", help="CSV/Parquet listing impossible combinations")
+    add_distribution_options(p)
+    p.add_argument("--solve", required=True, choices=("alpha", "sigma", "nu", "zeros_to_ones"), help="parameter to solve for")
+    p.add_argument("--target", required=True, metavar="METRIC=VALUE", help="'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000', 'tau1(0)=tau2(0)'")
+    p.add_argument("--bounds", default=None, metavar="LO,HI", help="range searched (default alpha 0,10; sigma 1e-4,1e3; nu -2,1)")
+    p.add_argument("-m", type=int, default=1, dest="m", help="implicates averaged, for a loss target")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..exceptions import InvalidArgumentError
+    from ..tuning import parse_target, tune
+    from ._common import parse_float_list
+
+    if args.solve == "sigma" and args.sigma is None and args.distribution != "poisson":
+        args.sigma = 1.0  # any member of the family: sigma is what we solve for
+    if args.solve == "sigma" and args.distribution == "poisson":
+        raise InvalidArgumentError("--solve sigma needs --distribution nbi, pig or gaf; the Poisson has no sigma.")
+    if args.solve == "nu" and args.distribution != "gaf":
+        raise InvalidArgumentError("--solve nu needs --distribution gaf; only the gamma family has nu.")
+    target = parse_target(args.target, m=args.m)  # validate before reading data
+    bounds = None
+    if args.bounds:
+        b = parse_float_list(args.bounds, "--bounds")
+        if len(b) != 2:
+            raise InvalidArgumentError(f"--bounds must be two numbers LO,HI. Got {args.bounds!r}.")
+        bounds = (b[0], b[1])
+    mech = synthesizer_from_args(args)
+    table = load_table(args.input, args.variables, args.count, args.structural_zeros)
+    result = tune(table, mech, args.solve, target, bounds=bounds, m=args.m)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(f"{result.parameter} = {result.value:.10g}  ({result.target}; achieved {result.achieved:.6g}; {result.mechanism!r})")
+    return 0

@@ -1,0 +1,340 @@
+"""Empirical risk and utility of released tables against the original (003 sections 3.3, 4.3).
+
+:func:`table_metrics` compares an original :class:`~cellsafe.CountTable` with one or several
+released tables (implicates) on the same variables: tau1..tau4(k), the share of cells within p%
+of the original (003 Table 3), the trimmed mean percentage difference, the squared error, and
+the Hellinger distance and utility (001 eqs. 3-4); each per implicate, with the mean and spread
+over implicates.
+
+Only the union of the non-zero cells of the tables is touched; cells that are zero in every table
+enter as a count (n_cells - structural zeros - union size), so a table of 10^12 cells costs
+memory only for its non-zero ones.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._validation import check_real
+from ..exceptions import DataError, InvalidArgumentError
+from ..table import CountTable
+from ._hellinger import hellinger_distance
+
+__all__ = ["TableMetrics", "table_metrics", "empirical_tau", "tau"]
+
+_DEFAULT_K = (0, 1, 2, 3)
+_DEFAULT_P = (0.5, 1.0, 5.0, 10.0, 50.0)
+
+
+def _as_tables(original: Any, synthetic: Any) -> tuple[CountTable, list[CountTable]]:
+    if not isinstance(original, CountTable):
+        raise InvalidArgumentError(f"original must be a cellsafe.CountTable. Got {type(original).__name__} instead.")
+    syn = [synthetic] if isinstance(synthetic, CountTable) else list(synthetic)
+    if not syn:
+        raise InvalidArgumentError("synthetic must be a CountTable or a non-empty list of CountTables.")
+    for i, s in enumerate(syn):
+        if not isinstance(s, CountTable):
+            raise InvalidArgumentError(f"synthetic table {i} must be a cellsafe.CountTable. Got {type(s).__name__}.")
+        if s.variables != original.variables:
+            raise DataError(
+                f"synthetic table {i} is not on the original's variables and categories "
+                f"({s.names} against {original.names}); build both from the same variables."
+            )
+    return original, syn
+
+
+def _counts_arg(k: Any) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(k))
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.number):
+        raise InvalidArgumentError(f"The 'k' parameter must be a non-empty list of integer counts >= 0. Got {k!r}.")
+    bad = (arr < 0) | (arr != np.round(arr))
+    if bad.any():
+        raise InvalidArgumentError(f"The 'k' parameter must hold integer counts >= 0. Got {arr[bad][0]!r} instead.")
+    return arr.astype(np.int64)
+
+
+def _percent_arg(p: Any) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    if arr.ndim != 1 or arr.size == 0 or np.any(~np.isfinite(arr) | (arr < 0)):
+        raise InvalidArgumentError(f"The 'p' parameter must be a non-empty list of percentages >= 0. Got {p!r}.")
+    return arr
+
+
+def _non_structural(table: CountTable) -> int:
+    return table.n_cells - table.n_structural_zeros
+
+
+def _tau_one(f: np.ndarray, g: np.ndarray, n_zz: int, n: int, kk: np.ndarray) -> np.ndarray:
+    """(len(k), 4) array of tau1..tau4 for one implicate; f, g over the union of non-zero cells."""
+    out = np.empty((kk.size, 4))
+    for i, k in enumerate(kk.tolist()):
+        extra = n_zz if k == 0 else 0
+        c_orig = int(np.count_nonzero(f == k)) + extra
+        c_syn = int(np.count_nonzero(g == k)) + extra
+        c_both = int(np.count_nonzero((f == k) & (g == k))) + extra
+        out[i] = (
+            c_syn / n,
+            c_orig / n,
+            c_both / c_orig if c_orig else math.nan,
+            c_both / c_syn if c_syn else math.nan,
+        )
+    return out
+
+
+def _within_one(f: np.ndarray, g: np.ndarray, n_zz: int, n: int, pp: np.ndarray) -> np.ndarray:
+    """(len(p), 2): share within p% among all cells and among non-zero original cells."""
+    nz = f > 0
+    fn, gn = f[nz].astype(np.float64), g[nz].astype(np.float64)
+    n_nz = int(nz.sum())
+    out = np.empty((pp.size, 2))
+    for i, p in enumerate(pp.tolist()):
+        ok = np.abs(gn - fn) <= fn * (p / 100.0) + 1e-9 * np.maximum(fn, 1.0)
+        w = int(ok.sum())
+        out[i] = ((w + n_zz) / n, w / n_nz if n_nz else math.nan)
+    return out
+
+
+@dataclass(frozen=True)
+class TableMetrics:
+    """Empirical risk and utility of ``m`` released tables against the original.
+
+    Attributes
+    ----------
+    m : int
+        Number of released tables (implicates).
+    n_cells : int
+        Non-structural cells.
+    total : float
+        Original grand total.
+    tau : pandas.DataFrame
+        Mean over implicates of tau1..tau4, indexed by k.
+    tau_sd : pandas.DataFrame
+        Their standard deviation over implicates (NaN when m = 1).
+    within : pandas.DataFrame
+        Mean share within p% (columns ``all``, ``nonzero``), indexed by p.
+    per_implicate : pandas.DataFrame
+        One row per implicate: ``squared_error``, ``hellinger_distance``, ``hellinger_utility``,
+        ``trimmed_mean_pct_diff``, ``total``, and ``tau1(k)``..``tau4(k)``,
+        ``within_all(p)``, ``within_nonzero(p)``.
+    squared_error_of_mean : float
+        sum_i (f_i - mean of the implicates' f_i)^2.
+    trim : float
+        Proportion cut from each end for the trimmed mean percentage difference.
+    """
+
+    m: int
+    n_cells: int
+    total: float
+    tau: pd.DataFrame = field(repr=False)
+    tau_sd: pd.DataFrame = field(repr=False)
+    within: pd.DataFrame = field(repr=False)
+    per_implicate: pd.DataFrame = field(repr=False)
+    squared_error_of_mean: float
+    trim: float
+
+    def mean(self, name: str) -> float:
+        """Mean over implicates of a column of :attr:`per_implicate`."""
+        return float(self._column(name).mean())
+
+    def sd(self, name: str) -> float:
+        """Standard deviation over implicates (NaN for m = 1)."""
+        col = self._column(name)
+        return float(col.std(ddof=1)) if col.size > 1 else math.nan
+
+    def se(self, name: str) -> float:
+        """Standard error of the mean over implicates, sd / sqrt(m)."""
+        return self.sd(name) / math.sqrt(self.m)
+
+    def _column(self, name: str) -> pd.Series:
+        if name not in self.per_implicate.columns:
+            raise InvalidArgumentError(
+                f"unknown metric {name!r}; choose one of {', '.join(map(repr, self.per_implicate.columns))}."
+            )
+        return self.per_implicate[name]
+
+    @property
+    def squared_error(self) -> float:
+        """sum_i (f_i - g_i)^2, averaged over implicates."""
+        return self.mean("squared_error")
+
+    @property
+    def hellinger_distance(self) -> float:
+        """Hellinger distance, averaged over implicates."""
+        return self.mean("hellinger_distance")
+
+    @property
+    def hellinger_utility(self) -> float:
+        """1 - HD / sqrt(n), averaged over implicates."""
+        return self.mean("hellinger_utility")
+
+    @property
+    def trimmed_mean_pct_diff(self) -> float:
+        """Trimmed mean of 100 (g - f) / f over non-zero original cells, averaged over implicates."""
+        return self.mean("trimmed_mean_pct_diff")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (the keys of ``cellsafe evaluate --json``)."""
+
+        def spread(name: str) -> dict[str, float]:
+            return {"mean": self.mean(name), "sd": self.sd(name)}
+
+        return {
+            "m": self.m,
+            "n_cells": self.n_cells,
+            "tau": {
+                str(int(k)): {c: float(self.tau.at[k, c]) for c in self.tau.columns} for k in self.tau.index
+            },
+            "tau_sd": {
+                str(int(k)): {c: float(self.tau_sd.at[k, c]) for c in self.tau_sd.columns} for k in self.tau_sd.index
+            },
+            "squared_error": self.squared_error,
+            "squared_error_sd": self.sd("squared_error"),
+            "squared_error_of_mean": self.squared_error_of_mean,
+            "total": {"original": self.total, "expected": self.mean("total"), "sd": self.sd("total")},
+            "hellinger_distance": self.hellinger_distance,
+            "hellinger_utility": self.hellinger_utility,
+            "hellinger_utility_sd": self.sd("hellinger_utility"),
+            "trimmed_mean_pct_diff": spread("trimmed_mean_pct_diff"),
+            "within_p": {
+                col: {f"{float(p):g}": float(v) for p, v in self.within[col].items()} for col in self.within.columns
+            },
+        }
+
+    def summary(self) -> str:
+        """A plain-text report."""
+        fmt = lambda x: f"{x:.4f}"  # noqa: E731
+        return "\n".join(
+            [
+                f"Empirical metrics over m = {self.m} released table(s); {self.n_cells:,} cells, total {self.total:,.0f}",
+                "",
+                self.tau.to_string(float_format=fmt),
+                "",
+                f"squared error           {self.squared_error:,.6g} per implicate; {self.squared_error_of_mean:,.6g} for the mean",
+                f"Hellinger               distance {self.hellinger_distance:.6g}, utility {self.hellinger_utility:.6f}",
+                f"trimmed mean % diff     {self.trimmed_mean_pct_diff:.4g} (top and bottom {100 * self.trim:g}% cut)",
+                f"synthetic total         mean {self.mean('total'):,.6g}, original {self.total:,.6g}",
+                "",
+                "share within p% of the original",
+                self.within.to_string(float_format=fmt),
+            ]
+        )
+
+
+def table_metrics(
+    original: CountTable,
+    synthetic: CountTable | Sequence[CountTable],
+    *,
+    k: Any = _DEFAULT_K,
+    p: Any = _DEFAULT_P,
+    trim: float = 0.1,
+) -> TableMetrics:
+    """Empirical risk and utility of released tables against the original.
+
+    Parameters
+    ----------
+    original : CountTable
+        The original table.
+    synthetic : CountTable or sequence of CountTable
+        Released tables (implicates) on the same variables.
+    k : sequence of int, default (0, 1, 2, 3)
+        Counts for tau1..tau4.
+    p : sequence of float, default (0.5, 1, 5, 10, 50)
+        Percentages for the share of cells within p% of the original.  A cell of original count
+        f > 0 is within p% when |g - f| <= p f / 100; a random zero only when it stays zero.
+    trim : float in [0, 0.5), default 0.1
+        Share cut from each end for the trimmed mean of 100 (g - f) / f over the non-zero
+        original cells (003 Table 5 cuts 10%).
+
+    Returns
+    -------
+    TableMetrics
+
+    Notes
+    -----
+    tau1(k) = share of released cells equal to k; tau2(k) = share of original cells equal to k;
+    tau3(k) = share of original k-cells released as k; tau4(k) = share of released k-cells that
+    were k (003 section 3.3).  Over non-structural cells; k = 0 means random zeros.  Hellinger
+    distance and utility as in 001 eqs. 3-4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cellsafe import CountTable, Variable
+    >>> v = [Variable("a", (0, 1, 2, 3))]
+    >>> f = CountTable(v, [0, 1, 2], [1, 2, 5])
+    >>> g = CountTable(v, [0, 2, 3], [1, 5, 1])
+    >>> r = table_metrics(f, g, k=[0, 1])
+    >>> r.tau.loc[1].to_dict()
+    {'tau1': 0.5, 'tau2': 0.25, 'tau3': 1.0, 'tau4': 0.5}
+    >>> r.squared_error
+    5.0
+    """
+    original, syn = _as_tables(original, synthetic)
+    kk = _counts_arg(k)
+    pp = _percent_arg(p)
+    trim = check_real(trim, "trim", "table_metrics", low=0.0, high=0.5, high_open=True)
+    n = _non_structural(original)
+    rows, taus, withins = [], [], []
+    union_all = original.index
+    for s in syn:
+        idx = np.union1d(original.index, s.index)
+        union_all = np.union1d(union_all, s.index)
+        f = original.lookup(idx)
+        g = s.lookup(idx)
+        n_zz = n - idx.size
+        taus.append(_tau_one(f, g, n_zz, n, kk))
+        withins.append(_within_one(f, g, n_zz, n, pp))
+        nz = f > 0
+        pct = 100.0 * (g[nz] - f[nz]) / f[nz]
+        hd = hellinger_distance(f, g)
+        row = {
+            "squared_error": float(np.sum((g.astype(np.float64) - f) ** 2)),
+            "hellinger_distance": hd,
+            "hellinger_utility": 1.0 - hd / math.sqrt(float(original.total)) if original.total > 0 else math.nan,
+            "trimmed_mean_pct_diff": float(stats.trim_mean(pct, trim)) if pct.size else math.nan,
+            "total": float(s.total),
+        }
+        for i, kv in enumerate(kk.tolist()):
+            for c in range(4):
+                row[f"tau{c + 1}({kv})"] = float(taus[-1][i, c])
+        for i, pv in enumerate(pp.tolist()):
+            row[f"within_all({pv:g})"] = float(withins[-1][i, 0])
+            row[f"within_nonzero({pv:g})"] = float(withins[-1][i, 1])
+        rows.append(row)
+    f_all = original.lookup(union_all).astype(np.float64)
+    g_mean = np.mean([s.lookup(union_all) for s in syn], axis=0)
+    tau_arr = np.array(taus)
+    within_arr = np.array(withins)
+    cols = ["tau1", "tau2", "tau3", "tau4"]
+    kidx = pd.Index(kk, name="k")
+    with warnings.catch_warnings():  # all-NaN columns (no cell of size k) stay NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        tau_mean = np.nanmean(tau_arr, axis=0)
+        tau_sd = np.nanstd(tau_arr, axis=0, ddof=1) if len(syn) > 1 else np.full(tau_arr.shape[1:], np.nan)
+    return TableMetrics(
+        m=len(syn),
+        n_cells=n,
+        total=float(original.total),
+        tau=pd.DataFrame(tau_mean, index=kidx, columns=cols),
+        tau_sd=pd.DataFrame(tau_sd, index=kidx, columns=cols),
+        within=pd.DataFrame(within_arr.mean(axis=0), index=pd.Index(pp, name="p"), columns=["all", "nonzero"]),
+        per_implicate=pd.DataFrame(rows, index=pd.RangeIndex(1, len(syn) + 1, name="implicate")),
+        squared_error_of_mean=float(np.sum((g_mean - f_all) ** 2)),
+        trim=trim,
+    )
+
+
+def empirical_tau(original: CountTable, synthetic: CountTable | Sequence[CountTable], k: Any = _DEFAULT_K) -> pd.DataFrame:
+    """tau1..tau4(k) of released tables, averaged over implicates (see :func:`table_metrics`)."""
+    return table_metrics(original, synthetic, k=k, p=[50.0]).tau
+
+
+#: ``cellsafe.metrics.tau(original, synthetic, k)``: the same as :func:`empirical_tau`.
+tau = empirical_tau

@@ -1,0 +1,283 @@
+"""Tune one parameter of a saturated synthesizer to an a priori target (003 section 3.3.5, 000 3.3).
+
+:func:`tune` solves ``metric(parameter) = target`` for one of ``alpha``, ``sigma``, ``nu`` or
+``zeros_to_ones``, the other parameters held fixed: a scan over the parameter's range finds
+where the target is crossed and Brent's method refines it.  Targets outside the values the
+scan reaches are an error that states the reachable range.  :func:`poisson_alpha_for_zero_share`
+is 003's closed form for tau1(0) = tau2(0) under the Poisson.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from scipy import optimize
+
+from .. import apriori
+from ..exceptions import InvalidArgumentError
+from ..mechanisms import CellwiseMechanism
+from ._targets import Target, parse_target
+
+__all__ = ["TuningResult", "tune", "poisson_alpha_for_zero_share", "with_parameter", "PARAMETERS"]
+
+#: Parameters :func:`tune` can solve for, with the range scanned by default.
+PARAMETERS: dict[str, tuple[float, float]] = {
+    "alpha": (0.0, 10.0),
+    "sigma": (1e-4, 1e3),
+    "nu": (-2.0, 1.0),
+    "zeros_to_ones": (0.0, 1.0),
+}
+_N_SCAN = 48
+
+
+@dataclass(frozen=True)
+class TuningResult:
+    """The solved parameter value.
+
+    Attributes
+    ----------
+    parameter : str
+        'alpha', 'sigma', 'nu' or 'zeros_to_ones'.
+    value : float
+        The solution.
+    target : str
+        The target as text, e.g. 'tau4(1)=0.4'.
+    achieved : float
+        The metric at the solution (for 'tau1(0)=tau2(0)': tau1(0) - tau2(0), about 0).
+    mechanism : CellwiseMechanism
+        The tuned mechanism.
+    method : str
+        'closed form' or 'brentq'.
+    n_evaluations : int
+        Metric evaluations used.
+    converged : bool
+    """
+
+    parameter: str
+    value: float
+    target: str
+    achieved: float
+    mechanism: CellwiseMechanism
+    method: str
+    n_evaluations: int
+    converged: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            self.parameter: self.value,
+            "target": self.target,
+            "achieved": self.achieved,
+            "mechanism": repr(self.mechanism),
+            "method": self.method,
+            "n_evaluations": self.n_evaluations,
+        }
+
+
+def with_parameter(mechanism: Any, parameter: str, value: float) -> CellwiseMechanism:
+    """A copy of a :class:`SaturatedSynthesizer` with one parameter changed.
+
+    Examples
+    --------
+    >>> from cellsafe.distributions import NBI
+    >>> from cellsafe.mechanisms.saturated import SaturatedSynthesizer
+    >>> with_parameter(SaturatedSynthesizer(NBI(sigma=1.0)), "sigma", 2.0)
+    SaturatedSynthesizer(NBI(sigma=2.0))
+    """
+    from ..distributions import make_distribution
+    from ..mechanisms.saturated import SaturatedSynthesizer
+
+    if not isinstance(mechanism, SaturatedSynthesizer):
+        raise InvalidArgumentError(
+            f"tuning changes the parameters of a SaturatedSynthesizer; got {type(mechanism).__name__}."
+        )
+    value = float(value)
+    dist = mechanism.distribution
+    alpha, z = mechanism.alpha, mechanism.zeros_to_ones
+    if parameter == "alpha":
+        if z:
+            raise InvalidArgumentError("cannot tune alpha of a mechanism that uses zeros_to_ones; set zeros_to_ones=0.")
+        return SaturatedSynthesizer(dist, alpha=value)
+    if parameter == "zeros_to_ones":
+        if alpha:
+            raise InvalidArgumentError("cannot tune zeros_to_ones of a mechanism that uses alpha; set alpha=0.")
+        return SaturatedSynthesizer(dist, zeros_to_ones=value)
+    params = dict(dist.params())
+    if parameter not in params:
+        raise InvalidArgumentError(
+            f"{dist!r} has no parameter {parameter!r}; "
+            + ("sigma applies to nbi, pig and gaf." if parameter == "sigma" else "nu applies to gaf only.")
+        )
+    params[parameter] = value
+    return SaturatedSynthesizer(make_distribution(dist.name, **params), alpha=alpha, zeros_to_ones=z)
+
+
+def poisson_alpha_for_zero_share(table_or_cell_sizes: Any) -> float:
+    """alpha giving tau1(0) = tau2(0) under Poisson synthesis (003 section 3.3.5).
+
+    alpha = -log(1 - sum_{j >= 1} exp(-j) tau2(j) / tau2(0)).
+
+    Examples
+    --------
+    >>> round(poisson_alpha_for_zero_share({0: 90, 1: 6, 2: 4}), 6)
+    0.031016
+    """
+    cs = apriori.cell_sizes(table_or_cell_sizes)
+    w0 = cs.n_zero
+    if w0 == 0:
+        raise InvalidArgumentError("the table has no random zeros: tau1(0) = tau2(0) needs some cells of count 0.")
+    pos = cs.values > 0
+    s = float(np.exp(-cs.values[pos].astype(np.float64)) @ cs.cells[pos]) / w0
+    if s >= 1:
+        raise InvalidArgumentError(
+            "no alpha makes tau1(0) = tau2(0): the non-zero cells that become zero already outnumber the zeros "
+            f"(sum_j exp(-j) tau2(j) / tau2(0) = {s:.4g} >= 1)."
+        )
+    return -math.log1p(-s)
+
+
+def _scan_grid(parameter: str, lo: float, hi: float) -> np.ndarray:
+    if parameter in ("alpha", "sigma") and hi / max(lo, 1e-300) > 100:
+        first = max(lo, hi * 1e-7)
+        grid = np.geomspace(first, hi, _N_SCAN)
+        return np.unique(np.r_[lo, grid]) if lo < first else grid
+    # nu changes the variance of every cell (slow moments for GAF): a coarser scan
+    return np.linspace(lo, hi, _N_SCAN if parameter != "nu" else 16)
+
+
+def tune(
+    table_or_cell_sizes: Any,
+    mechanism: CellwiseMechanism,
+    solve: str,
+    target: str | Target,
+    *,
+    bounds: tuple[float, float] | None = None,
+    m: int = 1,
+    xtol: float = 1e-10,
+) -> TuningResult:
+    """Solve for the parameter that meets an a priori target.
+
+    Parameters
+    ----------
+    table_or_cell_sizes : CountTable, pandas.Series, mapping or CellSizes
+        The original table or its cell-size distribution.
+    mechanism : SaturatedSynthesizer
+        Its other parameters stay fixed.
+    solve : {'alpha', 'sigma', 'nu', 'zeros_to_ones'}
+        The parameter to solve for.
+    target : str or Target
+        'tau1(0)=tau2(0)' (as many zeros released as in the original), 'tau4(1)=p',
+        'tau3(1)=p' (any 'tauN(k)=p', p in [0, 1]), or 'loss=L' (expected squared error of
+        the mean of ``m`` implicates).
+    bounds : (float, float), optional
+        Range searched; default alpha [0, 10], sigma [1e-4, 1e3], nu [-2, 1],
+        zeros_to_ones [0, 1].
+    m : int
+        Implicates for a loss target.
+    xtol : float
+        Absolute tolerance on the parameter.
+
+    Returns
+    -------
+    TuningResult
+
+    Raises
+    ------
+    InvalidArgumentError
+        Unknown parameter or metric, a target out of [0, 1], or a target no value in ``bounds``
+        reaches (the message gives the reachable range).
+
+    Notes
+    -----
+    003 section 3.3.5: under the Poisson, tau1(0) = tau2(0) has the closed form of
+    :func:`poisson_alpha_for_zero_share`, used here; everything else is a scan of 48 points
+    (log-spaced for alpha and sigma; 16 for nu) followed by Brent's method on the first bracket
+    where the target is crossed (tau4(1) is not monotone in alpha: the scan finds the smallest alpha).
+
+    Examples
+    --------
+    >>> from cellsafe.distributions import Poisson
+    >>> from cellsafe.mechanisms.saturated import SaturatedSynthesizer
+    >>> r = tune({0: 900, 1: 60, 2: 40}, SaturatedSynthesizer(Poisson()), "alpha", "tau4(1)=0.4")
+    >>> round(r.value, 4), round(r.achieved, 6)
+    (0.0254, 0.4)
+    """
+    if solve not in PARAMETERS:
+        raise InvalidArgumentError(
+            f"The 'solve' parameter of tune must be one of {', '.join(map(repr, PARAMETERS))}. Got {solve!r} instead."
+        )
+    tgt = target if isinstance(target, Target) else parse_target(target, m=m)
+    cs = apriori.cell_sizes(table_or_cell_sizes)
+    apriori._check_mechanism(mechanism, "tune")
+    lo, hi = PARAMETERS[solve] if bounds is None else (float(bounds[0]), float(bounds[1]))
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise InvalidArgumentError(f"bounds must be two finite numbers lo < hi. Got {bounds!r}.")
+    if solve in ("alpha", "sigma", "zeros_to_ones") and lo < 0:
+        raise InvalidArgumentError(f"{solve} cannot be negative; got bounds {bounds!r}.")
+    if solve == "sigma" and lo == 0:
+        lo = PARAMETERS["sigma"][0]
+
+    from ..distributions import Poisson
+
+    if tgt.zero_share and solve == "alpha" and isinstance(getattr(mechanism, "distribution", None), Poisson):
+        value = poisson_alpha_for_zero_share(cs)
+        if not lo <= value <= hi:
+            raise InvalidArgumentError(
+                f"tau1(0) = tau2(0) needs alpha = {value:.6g}, outside the bounds [{lo:g}, {hi:g}]."
+            )
+        mech = with_parameter(mechanism, "alpha", value)
+        t = apriori._tau_frame(cs, mech, np.array([0]))
+        return TuningResult("alpha", value, tgt.text, float(t.tau1.iloc[0] - t.tau2.iloc[0]), mech, "closed form", 1)
+
+    n_eval = 0
+
+    def f(x: float) -> float:
+        nonlocal n_eval
+        n_eval += 1
+        mech = with_parameter(mechanism, solve, x)
+        if tgt.zero_share:
+            t = apriori._tau_frame(cs, mech, np.array([0]))
+            return float(t.tau1.iloc[0] - t.tau2.iloc[0])
+        return tgt.metric(cs, mech) - tgt.value
+
+    return _root(f, solve, lo, hi, tgt, mechanism, xtol, lambda: n_eval)
+
+
+def _root(
+    f: Callable[[float], float],
+    solve: str,
+    lo: float,
+    hi: float,
+    tgt: Target,
+    mechanism: CellwiseMechanism,
+    xtol: float,
+    count: Callable[[], int],
+) -> TuningResult:
+    grid = _scan_grid(solve, lo, hi)
+    vals = np.array([f(float(x)) for x in grid])
+    finite = np.isfinite(vals)
+    if not finite.any():
+        raise InvalidArgumentError(f"{tgt.metric.name} is undefined for every {solve} in [{lo:g}, {hi:g}].")
+    exact = np.flatnonzero(finite & (vals == 0))
+    sign = np.sign(vals)
+    cross = np.flatnonzero(finite[:-1] & finite[1:] & (sign[:-1] * sign[1:] < 0))
+    if exact.size and (not cross.size or exact[0] <= cross[0]):
+        x = float(grid[exact[0]])
+    elif cross.size:
+        i = int(cross[0])
+        x = float(optimize.brentq(f, float(grid[i]), float(grid[i + 1]), xtol=xtol, rtol=4 * np.finfo(float).eps))
+    else:
+        offset = 0.0 if tgt.zero_share else tgt.value
+        reach = vals[finite] + offset
+        what = "tau1(0) - tau2(0)" if tgt.zero_share else tgt.metric.name
+        want = "0" if tgt.zero_share else f"{tgt.value:g}"
+        raise InvalidArgumentError(
+            f"target {tgt.text} is unreachable by {solve} in [{lo:g}, {hi:g}] with {mechanism!r}: "
+            f"{what} ranges over [{reach.min():.6g}, {reach.max():.6g}] there, not {want}. "
+            "Choose a target in that range, another parameter, or wider bounds."
+        )
+    mech = with_parameter(mechanism, solve, x)
+    achieved = f(x) + (0.0 if tgt.zero_share else tgt.value)
+    return TuningResult(solve, x, tgt.text, achieved, mech, "brentq", count())

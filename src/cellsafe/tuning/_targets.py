@@ -1,0 +1,127 @@
+"""Metric names and targets shared by tuning and the frontier: 'tau4(1)', 'loss', 'tau1(0)=tau2(0)'."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .. import apriori
+from ..exceptions import InvalidArgumentError
+from ..mechanisms import CellwiseMechanism
+
+__all__ = ["Metric", "Target", "parse_metric", "parse_target"]
+
+_TAU = re.compile(r"^tau([1-4])\((\d+)\)$")
+_METRIC_HELP = "'tau1(k)'..'tau4(k)' (k a count >= 0), 'loss' (expected squared error) or 'hellinger' (expected utility)"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """An a priori metric of a mechanism on a cell-size distribution.
+
+    ``kind`` is 'tau' (with ``which`` in 1..4 and count ``k``), 'loss' (expected squared error
+    of the mean of ``m`` implicates), 'mse_utility' (1 - invlogit(MSE per cell), 000 Figure 7)
+    or 'hellinger' (expected Hellinger utility).
+    """
+
+    kind: str
+    which: int = 0
+    k: int = 0
+    m: int = 1
+
+    @property
+    def name(self) -> str:
+        if self.kind == "tau":
+            return f"tau{self.which}({self.k})"
+        return self.kind
+
+    @property
+    def is_probability(self) -> bool:
+        return self.kind in ("tau", "mse_utility", "hellinger")
+
+    def __call__(self, cs: apriori.CellSizes, mech: CellwiseMechanism) -> float:
+        if self.kind == "tau":
+            return float(apriori._tau_frame(cs, mech, _k_array(self.k)).iloc[0, self.which - 1])
+        if self.kind == "loss":
+            return apriori._squared_error(cs, mech, self.m).mean_of_implicates
+        if self.kind == "mse_utility":
+            return apriori._squared_error(cs, mech, 1).utility()
+        if self.kind == "hellinger":
+            return apriori._hellinger(cs, mech, apriori.TAIL_TOL).utility
+        raise AssertionError(self.kind)
+
+
+def _k_array(k: int) -> Any:
+    import numpy as np
+
+    return np.array([k], dtype=np.int64)
+
+
+def parse_metric(text: str, *, m: int = 1) -> Metric:
+    """'tau4(1)' -> Metric('tau', 4, 1); 'loss', 'mse' (utility), 'hellinger'.
+
+    Examples
+    --------
+    >>> parse_metric("tau4(1)").name
+    'tau4(1)'
+    """
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"a metric name must be a string such as 'tau4(1)'. Got {text!r} instead.")
+    t = text.strip().lower().replace(" ", "")
+    hit = _TAU.match(t)
+    if hit:
+        return Metric("tau", int(hit.group(1)), int(hit.group(2)), m)
+    if t in ("loss", "squared_error", "expected_squared_error"):
+        return Metric("loss", m=m)
+    if t in ("mse", "mse_utility"):
+        return Metric("mse_utility")
+    if t in ("hellinger", "hellinger_utility"):
+        return Metric("hellinger")
+    if t.startswith("tau") and "(-" in t:
+        raise InvalidArgumentError(f"unknown metric {text!r}: the count k in tauN(k) must be >= 0.")
+    raise InvalidArgumentError(f"unknown metric {text!r}; use {_METRIC_HELP}.")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A tuning target: ``metric = value``, or tau1(0) = tau2(0) (``zero_share``)."""
+
+    metric: Metric
+    value: float
+    text: str
+    zero_share: bool = False
+
+
+def parse_target(text: str, *, m: int = 1) -> Target:
+    """Parse 'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000' or 'tau1(0)=tau2(0)'.
+
+    A tau target must lie in [0, 1]; a loss target must be >= 0.
+
+    Examples
+    --------
+    >>> parse_target("tau4(1)=0.4").value
+    0.4
+    >>> parse_target("tau1(0)=tau2(0)").zero_share
+    True
+    """
+    if not isinstance(text, str) or text.count("=") != 1:
+        raise InvalidArgumentError(
+            f"a target must look like 'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000' or 'tau1(0)=tau2(0)'. Got {text!r}."
+        )
+    left, right = (s.strip().lower().replace(" ", "") for s in text.split("="))
+    if {left, right} == {"tau1(0)", "tau2(0)"}:
+        return Target(Metric("tau", 1, 0, m), math.nan, "tau1(0)=tau2(0)", zero_share=True)
+    metric = parse_metric(left, m=m)
+    try:
+        value = float(right)
+    except ValueError:
+        raise InvalidArgumentError(f"the target value in {text!r} must be a number. Got {right!r}.") from None
+    if not math.isfinite(value):
+        raise InvalidArgumentError(f"the target value in {text!r} must be finite.")
+    if metric.is_probability and not 0.0 <= value <= 1.0:
+        raise InvalidArgumentError(f"{metric.name} is a proportion: its target must lie in [0, 1]. Got {value!r}.")
+    if metric.kind == "loss" and value < 0:
+        raise InvalidArgumentError(f"the loss target must be >= 0. Got {value!r}.")
+    return Target(metric, value, f"{metric.name}={value:g}")
