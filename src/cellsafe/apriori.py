@@ -758,7 +758,7 @@ class Assessment:
         tot = self.total_distribution
         out: dict[str, Any] = {
             "mechanism": self.mechanism,
-            "n_cells": self.n_cells,
+            "n_cells": int(self.n_cells) if float(self.n_cells).is_integer() else self.n_cells,
             "tau": _tau_dict(self.tau),
             "expected_squared_error": self.squared_error.per_implicate,
             "expected_squared_error_mean_of_implicates": self.squared_error.mean_of_implicates,

@@ -48,18 +48,18 @@ def run(args: argparse.Namespace) -> int:
     tables = synth.sample(table, m=args.m, rng=args.seed, progress=True)
     t2 = time.perf_counter()
     expected = apriori.tau(table, synth, k=[1]).loc[1]
-    observed = metrics.tau(table, tables, k=[1])
+    observed = metrics.tau(table, tables, k=[1]).loc[1]
     print(f"original   {table!r}")
     print(f"mechanism  {synth!r}")
     print(f"built the table in {t1 - t0:.2f} s; synthesized {args.m} implicate(s) in {t2 - t1:.2f} s")
     for i, syn in enumerate(tables, start=1):
         print(f"implicate {i}: total {syn.total:,} (original {table.total:,}), {syn.nnz:,} non-zero cells")
     print(
-        f"tau3(1), share of real uniques released as uniques: {observed.tau3.mean():.4f} "
+        f"tau3(1), share of real uniques released as uniques: {observed.tau3:.4f} "
         f"(a priori {expected.tau3:.4f})"
     )
     print(
-        f"tau4(1), share of synthetic uniques that are real uniques: {observed.tau4.mean():.4f} "
+        f"tau4(1), share of synthetic uniques that are real uniques: {observed.tau4:.4f} "
         f"(a priori {expected.tau4:.4f})"
     )
     if out_dir is not None:

@@ -15,7 +15,20 @@ from .. import __version__
 from ..exceptions import CellsafeError
 
 COMMANDS: tuple[str, ...] = (
+    # saturated synthesis and its risk-utility assessment
     "_synthesize",
+    "_assess",
+    "_tune",
+    "_frontier",
+    "_evaluate",
+    "_utility",
+    "_evaluate_microdata",
+    # published tables
+    "_publish",
+    "_compare",
+    # differential privacy
+    "_dp_synthesize",
+    "_budget",
     "_demo",
 )
 
@@ -27,10 +40,25 @@ release differentially private counts, and measure risk and utility before and a
 Run 'cellsafe COMMAND --help' for a command's options and examples.
 """
 
+_EPILOG = """\
+examples:
+  cellsafe demo
+  cellsafe assess pupils.csv --variables area,sex,age --distribution nbi --sigma 1 --alpha 0.02 --json
+  cellsafe tune pupils.csv --variables area,sex,age --distribution nbi --solve sigma --target 'tau4(1)=0.4'
+  cellsafe synthesize pupils.csv --variables area,sex,age --distribution nbi --sigma 1 -m 5 --seed 1 --output out/
+  cellsafe evaluate pupils.csv out/synthetic_*.csv --variables area,sex,age --json
+  cellsafe publish people.csv --variables party,age,sex --formula 'party*age + party*sex' --method scr --output pub.csv
+
+Exit status: 0 on success, 2 on bad input (the message says what, where and how to fix it).
+"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="cellsafe", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="cellsafe",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"cellsafe {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -50,6 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CellsafeError as exc:
         print(f"cellsafe {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into head, less...: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:  # pragma: no cover
         print("interrupted", file=sys.stderr)
         return 130

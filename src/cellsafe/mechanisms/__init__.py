@@ -1,5 +1,34 @@
-"""Protection mechanisms: synthesizers and perturbations, one module per algorithm."""
+"""Protection mechanisms: synthesizers and perturbations, one module per algorithm.
+
+- saturated synthesis (003, 000): :class:`SaturatedSynthesizer`
+- smoothed synthesis from a log-linear fit: :class:`LogLinearSynthesizer`
+- differentially private synthesizers (004): :class:`MultinomialDirichletSynthesizer`,
+  :class:`PoissonGammaSynthesizer` (and the shortcut :class:`PoissonGammaMultinomialSynthesizer`,
+  which carries no epsilon)
+- published tables (001): :class:`PTable`, :class:`CellKeyMethod`, :class:`SmallCountRounding`
+"""
 
 from ._base import CellwiseMechanism, Mechanism
+from .cellkey import CellKeyMethod, CellKeyResult
+from .dirichlet import MultinomialDirichletSynthesizer
+from .loglinear import LogLinearSynthesizer
+from .poisson_gamma import PoissonGammaMultinomialSynthesizer, PoissonGammaSynthesizer
+from .ptable import PTable
+from .rounding import RoundingResult, SmallCountRounding, round_small_counts
+from .saturated import SaturatedSynthesizer
 
-__all__ = ["Mechanism", "CellwiseMechanism"]
+__all__ = [
+    "CellKeyMethod",
+    "CellKeyResult",
+    "CellwiseMechanism",
+    "LogLinearSynthesizer",
+    "Mechanism",
+    "MultinomialDirichletSynthesizer",
+    "PTable",
+    "PoissonGammaMultinomialSynthesizer",
+    "PoissonGammaSynthesizer",
+    "RoundingResult",
+    "SaturatedSynthesizer",
+    "SmallCountRounding",
+    "round_small_counts",
+]

@@ -272,4 +272,4 @@ def _positive_draws(dist: CountDistribution, mu: float, size: int, gen: np.rando
 def _progress(total: int, enabled: bool) -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, disable=not enabled, desc="synthesizing", unit="block", leave=False)
+    return tqdm(total=total, disable=not enabled, desc="synthesizing", unit="block", leave=False, delay=1.0)

@@ -1,1 +1,43 @@
-"""cellsafe.metrics."""
+"""Risk and utility metrics: pure functions of an original and protected tables (or microdata).
+
+- tables, empirical: :func:`tau`, :func:`table_metrics`, :func:`hellinger_distance`,
+  :func:`hellinger_utility`
+- specific utility (log-linear models): :func:`specific_utility`, :func:`ci_overlap`, combining
+  rules :func:`combine_fully_synthetic` and :func:`combine_partially_synthetic`
+- published tables (001): :func:`disclosure_probabilities`, :func:`disclosure_risk`, :func:`f_beta_risk`
+- records: the :mod:`cellsafe.metrics.microdata` subpackage
+"""
+
+from . import microdata
+from ._disclosure import (
+    DisclosureProbabilities,
+    DisclosureRisk,
+    disclosure_probabilities,
+    disclosure_risk,
+    f_beta_risk,
+)
+from ._hellinger import hellinger_distance, hellinger_utility
+from ._overlap import CombinedEstimate, ci_overlap, combine_fully_synthetic, combine_partially_synthetic
+from ._tables import TableMetrics, empirical_tau, table_metrics, tau
+from .specific import SpecificUtility, specific_utility
+
+__all__ = [
+    "CombinedEstimate",
+    "DisclosureProbabilities",
+    "DisclosureRisk",
+    "SpecificUtility",
+    "TableMetrics",
+    "ci_overlap",
+    "combine_fully_synthetic",
+    "combine_partially_synthetic",
+    "disclosure_probabilities",
+    "disclosure_risk",
+    "empirical_tau",
+    "f_beta_risk",
+    "hellinger_distance",
+    "hellinger_utility",
+    "microdata",
+    "specific_utility",
+    "table_metrics",
+    "tau",
+]
