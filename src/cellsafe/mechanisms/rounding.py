@@ -338,4 +338,8 @@ class SmallCountRounding(Mechanism):
         """``m`` rounded inner tables (independent tie-breaking)."""
         m = check_integer(m, "m", "SmallCountRounding.sample", low=1)
         gen = as_generator(rng)
-        return [self.round(table, rng=gen).inner_table() for _ in range(m)]
+        out = []
+        for _ in range(m):
+            res = self.round(table, rng=gen)
+            out.append(table.with_counts(res.publication.inner_index, res.inner_rounded))
+        return out
