@@ -11,11 +11,7 @@ import pytest
 
 from cellsafe.cli.main import main
 
-ADULT = Path("/work/shared/data/adult/adult.csv")
-for _p in Path(__file__).resolve().parents:
-    if (_p / "shared" / "data" / "adult" / "adult.csv").exists():
-        ADULT = _p / "shared" / "data" / "adult" / "adult.csv"
-        break
+ADULT = Path(__file__).resolve().parents[1] / "reference" / "adult" / "adult.csv.gz"
 
 COLS = ["age", "sex", "race", "relationship", "income>50K"]
 

@@ -22,7 +22,7 @@ from cellsafe.mechanisms.saturated import (
     _zero_rank_to_flat,
 )
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+ADULT = Path(__file__).resolve().parents[1] / "reference" / "adult"
 
 
 def _random_table(seed: int = 0, shape=(30, 20, 12), p_nonzero: float = 0.3, structural: int = 0) -> CountTable:
@@ -170,11 +170,11 @@ def test_fractional_table_gives_cell_means():
 
 
 def test_astronomical_table_with_pseudocount_stays_sparse():
-    domain = json.loads((SHARED / "adult" / "adult-domain.json").read_text())
+    domain = json.loads((ADULT / "adult-domain.json").read_text())
     names = ["age", "workclass", "education-num", "marital-status", "occupation", "race", "sex", "hours-per-week",
              "native-country", "income>50K"]
     variables = [Variable(n, range(domain[n])) for n in names]
-    table = CountTable.from_microdata(SHARED / "adult" / "adult.csv", variables)
+    table = CountTable.from_microdata(ADULT / "adult.csv.gz", variables)
     alpha = 1e-10
     syn = SaturatedSynthesizer(Poisson(), alpha=alpha).sample(table, rng=1)[0]
     new = int((~np.isin(syn.index, table.index)).sum())

@@ -14,7 +14,7 @@ from numpy.testing import assert_array_equal, assert_equal
 from cellsafe import CountTable, DataError, InvalidArgumentError, TableTooLargeError, Variable
 from cellsafe.table import ravel, unravel
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+ADULT = Path(__file__).resolve().parents[1] / "reference" / "adult"
 
 
 @pytest.fixture
@@ -109,11 +109,11 @@ def test_lookup_absent_cells_are_zero(people):
 
 
 def test_astronomical_table_stays_sparse():
-    domain = json.loads((SHARED / "adult" / "adult-domain.json").read_text())
+    domain = json.loads((ADULT / "adult-domain.json").read_text())
     variables = [Variable(name, range(size)) for name, size in domain.items()]
     k = math.prod(domain.values())
     assert k > 6e17
-    t = CountTable.from_microdata(SHARED / "adult" / "adult.csv", variables)
+    t = CountTable.from_microdata(ADULT / "adult.csv.gz", variables)
     assert t.n_cells == k
     assert t.total == 48842
     sizes = t.cell_sizes()
