@@ -57,6 +57,13 @@ def test_from_frame_with_count_column_sums_duplicates():
     assert t.cell_sizes().to_dict() == {0: 3, 7: 1}
 
 
+def test_numeric_strings_sort_by_value():
+    df = pd.DataFrame({"age": ["10", "2", "3", "10"], "band": ["b", "a", "c", "b"]})
+    t = CountTable.from_frame(df, ["age", "band"])
+    assert t.variables[0].categories == ("2", "3", "10")
+    assert t.variables[1].categories == ("a", "b", "c")
+
+
 def test_explicit_categories_keep_order_and_empty_levels():
     df = pd.DataFrame({"sex": ["M", "F"]})
     t = CountTable.from_frame(df, {"sex": ["M", "F", "Unknown"]})

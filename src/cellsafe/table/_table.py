@@ -148,7 +148,8 @@ class CountTable:
             One row per record (``count=None``) or per cell (``count`` names the frequency column;
             rows of the same cell are summed).
         variables : sequence of str or Variable, or mapping of name to categories
-            The columns to cross.  A plain name takes its categories from the data, sorted; a
+            The columns to cross.  A plain name takes its categories from the data, sorted
+            (by value when every value is a string spelling a number, so '2' < '10'); a
             :class:`Variable` or a mapping gives them explicitly (values outside them are an error).
         count : str, optional
             The frequency column.
@@ -487,12 +488,24 @@ def _normalise_variables(variables: VariablesLike) -> list[tuple[str, tuple[Hash
     return out
 
 
-def _sorted_categories(values: np.ndarray) -> list[Hashable]:
-    uniq = pd.unique(values)
+def _as_number(text: str) -> float | None:
     try:
-        return sorted(uniq.tolist())
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _sorted_categories(values: np.ndarray) -> list[Hashable]:
+    """Sorted distinct values; strings that all spell numbers ('2', '10', '3.5') sort by value."""
+    uniq = pd.unique(values).tolist()
+    if uniq and all(isinstance(u, str) for u in uniq):
+        numbers = [_as_number(u) for u in uniq]
+        if all(x is not None for x in numbers):
+            return [u for _, u in sorted(zip(numbers, uniq))]
+    try:
+        return sorted(uniq)
     except TypeError:
-        return sorted(uniq.tolist(), key=lambda x: (type(x).__name__, str(x)))
+        return sorted(uniq, key=lambda x: (type(x).__name__, str(x)))
 
 
 def _encode(df: pd.DataFrame, name: str, cats: tuple[Hashable, ...] | None) -> tuple[Variable, np.ndarray]:
@@ -506,21 +519,25 @@ def _encode(df: pd.DataFrame, name: str, cats: tuple[Hashable, ...] | None) -> t
         )
     if isinstance(col.dtype, pd.CategoricalDtype) and cats is None:
         cats = tuple(col.cat.categories)
+    # Factorize once (fast, per row), then match only the distinct values to the categories.
+    row_codes, uniques = pd.factorize(col, sort=False)
+    distinct = np.asarray(uniques, dtype=object)
     if cats is None:
-        cats = tuple(_sorted_categories(col.to_numpy()))
+        cats = tuple(_sorted_categories(distinct))
     var = Variable(name, cats)
     lookup = pd.Index(list(cats), dtype=object)
-    codes = lookup.get_indexer(col.astype(object)).astype(INDEX_DTYPE)
-    if np.any(codes < 0) and all(isinstance(c, str) for c in cats) and not pd.api.types.is_string_dtype(col):
-        codes = lookup.get_indexer(col.astype(str).astype(object)).astype(INDEX_DTYPE)
-    bad = np.flatnonzero(codes < 0)
-    if bad.size:
-        value = col.iloc[bad[0]]
+    position = lookup.get_indexer(pd.Index(distinct, dtype=object))
+    if np.any(position < 0) and all(isinstance(c, str) for c in cats) and not pd.api.types.is_string_dtype(col):
+        position = lookup.get_indexer(pd.Index([str(u) for u in distinct], dtype=object))
+    unknown = np.flatnonzero(position < 0)
+    if unknown.size:
+        first_row = int(np.flatnonzero(np.isin(row_codes, unknown))[0])
         shown = list(cats) if len(cats) <= 10 else list(cats[:10]) + ["..."]
         raise DataError(
-            f"variable {name!r} has value {value!r} at row {df.index[bad[0]]!r} that is not among its categories "
-            f"{shown}; add it to the categories or recode the data."
+            f"variable {name!r} has value {col.iloc[first_row]!r} at row {df.index[first_row]!r} that is not among "
+            f"its categories {shown}; add it to the categories or recode the data."
         )
+    codes = position.astype(INDEX_DTYPE)[row_codes]
     return var, codes
 
 
