@@ -21,28 +21,6 @@ import time
 import numpy as np
 
 
-def _esc_like():
-    try:
-        from cellsafe.datasets import esc_like  # type: ignore[attr-defined]
-
-        return esc_like(), "cellsafe.datasets.esc_like()"
-    except (ImportError, AttributeError):
-        pass
-    from cellsafe.table import CountTable, Variable
-
-    rng = np.random.default_rng(2026)
-    shape = (326, 20, 4, 19, 7)
-    names = ("geography", "ethnicity", "sex", "age", "language")
-    mu = 8.19e6
-    for j, (s, a) in enumerate(zip(shape, (1.0, 0.3, 2.0, 5.0, 0.3))):
-        sh = [1] * 5
-        sh[j] = s
-        mu = mu * rng.dirichlet(np.full(s, a)).reshape(sh)
-    mu = mu * rng.gamma(0.25, 4.0, size=shape)
-    variables = [Variable(n, [f"{n[:3]}{i}" for i in range(s)]) for n, s in zip(names, shape)]
-    return CountTable.from_dense(rng.poisson(mu), variables), "a stand-in of the same shape (esc_like not available)"
-
-
 def _time(fn, repeat: int = 1):
     """Best wall time of ``repeat`` runs, and the last result."""
     best, out = float("inf"), None
@@ -155,8 +133,10 @@ def main() -> None:
         limits = threadpool_limits(limits=1, user_api="blas")
     except ImportError:  # pragma: no cover
         limits = None
-    table, source = _esc_like()
-    print(f"table: {source}: {table.n_cells:,} cells, {table.nnz:,} non-zero, total {table.total:,}")
+    from cellsafe.datasets import esc_like
+
+    table = esc_like()
+    print(f"table: cellsafe.datasets.esc_like(): {table.n_cells:,} cells, {table.nnz:,} non-zero, total {table.total:,}")
     _bench_ipf(table)
     _bench_glm(table)
     if limits is not None:

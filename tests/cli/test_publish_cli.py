@@ -132,3 +132,19 @@ def test_bad_input(argv, match, micro, tmp_path, capsys):
     rc, _, err = _run([a.format(**fill) for a in argv], capsys)
     assert rc == 2
     assert match in err
+
+
+def test_compare_text_cell_without_a_probability(tmp_path, capsys):
+    # know_yourself leaves nobody to guess from in a quasi-identifier cell of one unit
+    inner = tmp_path / "inner.csv"
+    pd.DataFrame({"s": ["a", "a", "b"], "q": ["x", "y", "y"], "count": [1, 3, 2]}).to_csv(inner, index=False)
+    published = tmp_path / "exact.csv"
+    pd.DataFrame(
+        {"s": ["Total", "a", "b", "Total", "Total", "a", "a", "b", "b"],
+         "q": ["Total", "Total", "Total", "x", "y", "x", "y", "x", "y"],
+         "count": [6, 4, 2, 1, 5, 1, 3, 0, 2]}
+    ).to_csv(published, index=False)
+    rc, stdout, _ = _run(
+        ["compare", inner, "--variables", "s,q", "--count", "count", "--formula", "s*q",
+         "--published", f"p={published}", "--sensitive", "s", "--keys", "q"], capsys)
+    assert rc == 0 and "q=x: n/a (s=a)" in stdout

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 
+from cellsafe.datasets import esc_like
 from cellsafe.distributions import NBI
 from cellsafe.exceptions import InvalidArgumentError
 from cellsafe.fitting import fit_loglinear
@@ -27,31 +28,9 @@ def _load(name):
     return CountTable.from_frame(df, variables, count="count")
 
 
-def _esc() -> CountTable:
-    """cellsafe.datasets.esc_like() when available, else a 20 x 19 x 7 stand-in of similar size."""
-    try:
-        from cellsafe.datasets import esc_like  # type: ignore[attr-defined]
-
-        return esc_like()
-    except (ImportError, AttributeError):
-        pass
-    rng = np.random.default_rng(20240611)
-    eth = rng.dirichlet(np.full(20, 0.4))
-    age = rng.dirichlet(np.full(19, 5.0))
-    lang = rng.dirichlet(np.full(7, 0.3))
-    mu = 8.19e6 * eth[:, None, None] * age[None, :, None] * lang[None, None, :]
-    mu *= rng.gamma(2.0, 0.5, size=mu.shape)
-    variables = [
-        Variable("ethnicity", [f"E{i:02d}" for i in range(20)]),
-        Variable("age", [f"A{i:02d}" for i in range(19)]),
-        Variable("language", [f"L{i}" for i in range(7)]),
-    ]
-    return CountTable.from_dense(rng.poisson(mu), variables)
-
-
 @pytest.fixture(scope="module")
 def esc():
-    return _esc()
+    return esc_like()
 
 
 def test_identical_tables():

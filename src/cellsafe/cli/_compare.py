@@ -54,16 +54,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
 def _cells(frame: Any) -> list[dict]:
     recs = frame.to_dict(orient="records")
     for r in recs:
-        c = r["count"]
-        r["count"] = None if c is None or (isinstance(c, float) and math.isnan(c)) else float(c)
+        r["count"] = _num(r["count"])
     return recs
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
 def compare_one(table, pub: Publication, values: np.ndarray, sensitive: str, keys: list[str], beta: float) -> dict:
@@ -133,5 +132,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  risk ({kind}): a={k['a']} b={k['b']} c={k['c']}  F_beta={k['f_beta']:.4f}")
             for row in k["probabilities"]:
                 cell = ", ".join(f"{key}={row[key]}" for key in keys)
-                print(f"    {cell}: {row['probability']:.4f} ({args.sensitive}={row['guess']})")
+                p = row["probability"]  # None: nobody left to guess from (know_yourself)
+                shown = "n/a" if p is None else f"{p:.4f}"
+                print(f"    {cell}: {shown} ({args.sensitive}={row['guess']})")
     return 0

@@ -9,8 +9,6 @@ from ..io import read_frame, write_frame
 from ..mechanisms.cellkey import CellKeyMethod
 from ..mechanisms.ptable import PTable
 from ..mechanisms.rounding import SmallCountRounding
-from ..published import Publication
-from ..table import CountTable
 from ._common import EXAMPLES_FORMATTER, add_input_options, add_seed_option, load_table, parse_list, seed_from_args
 
 _EXAMPLES = """\
@@ -81,15 +79,10 @@ def run(args: argparse.Namespace) -> int:
         if args.count:
             if args.record_key:
                 raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
-            table = load_table(args.input, args.variables, args.count)
-            res = ckm.perturb(table, Publication.from_formula(table, args.formula), rng=rng)
+            res = ckm.perturb(load_table(args.input, args.variables, args.count), args.formula, rng=rng)
         else:
             df = read_frame(args.input)
-            table = CountTable.from_frame(df, names)
-            res = ckm.perturb(
-                df, Publication.from_formula(table, args.formula), variables=list(table.variables),
-                record_key=args.record_key, rng=rng,
-            )
+            res = ckm.perturb(df, args.formula, variables=names, record_key=args.record_key, rng=rng)
         out = res.frame()
         summary = f"{res!r}"
     else:

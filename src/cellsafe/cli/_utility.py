@@ -62,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _clean(x: Any) -> Any:
+    """A plain Python value for JSON (numpy scalars unwrapped), None for NaN and infinities."""
+    x = x.item() if hasattr(x, "item") else x
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
@@ -97,12 +99,12 @@ def run(args: argparse.Namespace) -> int:
         if res.m > 1:
             groups["combined"] = frame["overlap"].to_numpy()
         plot_overlap(groups, args.plot, title=f"CI overlap: {args.model}", xlabel="synthetic implicate")
-    overview = {k: _clean(v.item() if hasattr(v, "item") else v) for k, v in res.overview().items()}
+    overview = {k: _clean(v) for k, v in res.overview().items()}
     if args.json:
         records = []
         for term, row in frame.iterrows():
             rec = {"term": term}
-            rec.update({k: _clean(v.item() if hasattr(v, "item") else v) for k, v in row.items()})
+            rec.update({k: _clean(v) for k, v in row.items()})
             records.append(rec)
         print_json({"model": args.model, "overview": overview, "warnings": notes, "parameters": records})
         return 0

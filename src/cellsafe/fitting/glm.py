@@ -21,15 +21,15 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.linalg
 import scipy.sparse as sp
-from scipy import stats
+from scipy.special import ndtr, ndtri
 
 from .._blas import single_thread_blas
+from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
 from ..table import CountTable, ravel, unravel
@@ -93,12 +93,10 @@ class LogLinearFit:
 
     def conf_int(self, alpha: float | None = None) -> pd.DataFrame:
         """Wald intervals ``estimate -/+ z_(1 - alpha/2) se`` (columns ``lower``, ``upper``)."""
-        a = self.alpha if alpha is None else float(alpha)
-        if not 0 < a < 1:
-            raise InvalidArgumentError(
-                f"The 'alpha' parameter of conf_int must be a float in (0, 1). Got {alpha!r} instead."
-            )
-        z = stats.norm.isf(a / 2)
+        a = self.alpha
+        if alpha is not None:
+            a = check_real(alpha, "alpha", "conf_int", low=0.0, high=1.0, low_open=True, high_open=True)
+        z = -ndtri(a / 2)  # the normal quantile z_(1 - alpha/2)
         return pd.DataFrame({"lower": self.params - z * self.bse, "upper": self.params + z * self.bse})
 
     def summary(self) -> pd.DataFrame:
@@ -110,7 +108,7 @@ class LogLinearFit:
                 "estimate": self.params,
                 "se": self.bse,
                 "z": z,
-                "p_value": 2 * stats.norm.sf(np.abs(z)),
+                "p_value": 2 * ndtr(-np.abs(z.to_numpy())),
                 "lower": ci["lower"],
                 "upper": ci["upper"],
                 "aliased": self.aliased,
@@ -280,18 +278,9 @@ def fit_loglinear(
     """
     if not isinstance(table, CountTable):
         raise InvalidArgumentError(f"fit_loglinear needs a CountTable. Got {type(table).__name__}.")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise InvalidArgumentError(
-            f"The 'alpha' parameter of fit_loglinear must be a float in (0, 1). Got {alpha!r} instead."
-        )
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol > 0:
-        raise InvalidArgumentError(
-            f"The 'tol' parameter of fit_loglinear must be a float in (0, inf). Got {tol!r} instead."
-        )
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise InvalidArgumentError(
-            f"The 'max_iter' parameter of fit_loglinear must be an int in [1, inf). Got {max_iter!r} instead."
-        )
+    check_real(alpha, "alpha", "fit_loglinear", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_real(tol, "tol", "fit_loglinear", low=0.0, low_open=True)
+    check_integer(max_iter, "max_iter", "fit_loglinear", low=1)
     f = parse_formula(formula, table.names)
     if not f.intercept:
         raise InvalidArgumentError(
@@ -329,13 +318,12 @@ def fit_loglinear(
     forced = np.zeros(n, dtype=bool)
     if zero_cols.size:
         forced |= (Xc[:, zero_cols] @ np.ones(zero_cols.size)) > 0
-    if f.is_hierarchical():
-        for term in f.generating_class():
-            pos = [tab.names.index(v) for v in term]
-            codes = unravel(cells, tab.shape)[:, pos]
-            key = ravel(codes, [tab.shape[q] for q in pos])
-            msum = np.bincount(key, weights=y, minlength=math.prod(tab.shape[q] for q in pos))
-            forced |= msum[key] == 0
+    codes = unravel(cells, tab.shape)
+    for term in f.generating_class():  # the model is hierarchical (checked above)
+        pos = [tab.names.index(v) for v in term]
+        key = ravel(codes[:, pos], [tab.shape[q] for q in pos])
+        msum = np.bincount(key, weights=y, minlength=math.prod(tab.shape[q] for q in pos))
+        forced |= msum[key] == 0
     active = ~forced
 
     # Aliased columns (R's NA): dependent on earlier columns of the full design; their
@@ -389,8 +377,7 @@ def fit_loglinear(
     mu = np.zeros(n)
     mu[active] = mu_a
     deviance = _poisson_deviance(y, mu)
-    null_mu = np.full(n, y.mean()) if f.intercept else np.ones(n)
-    null_deviance = _poisson_deviance(y, null_mu)
+    null_deviance = _poisson_deviance(y, np.full(n, y.mean()))  # the intercept-only model
     nz = mu > 0
     fitted = tab.with_counts(cells[nz], mu[nz])
     idx = pd.Index(names, name="term")

@@ -28,8 +28,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .._blas import single_thread_blas
+from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
+from ..published._spec import check_crossing
 from ..table import CountTable, ravel, unravel
 
 __all__ = ["IPFResult", "ipf", "DEFAULT_MAX_DENSE"]
@@ -85,20 +87,10 @@ def _generating_margins(table: CountTable, margins: Any) -> tuple[tuple[str, ...
             "margins must be a formula such as 'a*b + b*c' or a non-empty list of lists of variable names. "
             f"Got {margins!r}."
         )
-    out = []
-    for m in margins:
-        m = (m,) if isinstance(m, str) else tuple(m)
-        if len(m) == 0:
-            raise InvalidArgumentError("every margin must name at least one variable; got an empty margin.")
-        for v in m:
-            if v not in names:
-                raise InvalidArgumentError(
-                    f"margin {list(m)} names unknown variable {v!r}; the table has variables {names}."
-                )
-        if len(set(m)) != len(m):
-            raise InvalidArgumentError(f"margin {list(m)} repeats a variable.")
-        out.append(m)
-    return tuple(out)
+    out = tuple(check_crossing(m, names, "margin") for m in margins)
+    if () in out:
+        raise InvalidArgumentError("every margin must name at least one variable; got an empty margin.")
+    return out
 
 
 def _target_array(
@@ -254,12 +246,8 @@ def ipf(
     """
     if not isinstance(table, CountTable):
         raise InvalidArgumentError(f"ipf needs a CountTable. Got {type(table).__name__}.")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (tol > 0 and math.isfinite(tol)):
-        raise InvalidArgumentError(f"The 'tol' parameter of ipf must be a float in (0, inf). Got {tol!r} instead.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise InvalidArgumentError(
-            f"The 'max_iter' parameter of ipf must be an int in [1, inf). Got {max_iter!r} instead."
-        )
+    check_real(tol, "tol", "ipf", low=0.0, low_open=True, high_open=True)
+    check_integer(max_iter, "max_iter", "ipf", low=1)
     gen = _generating_margins(table, margins)
     names = table.names
     pos = [tuple(names.index(v) for v in m) for m in gen]
@@ -292,9 +280,7 @@ def ipf(
     if start is not None:
         if not isinstance(start, CountTable):
             raise InvalidArgumentError(f"start must be a CountTable. Got {type(start).__name__}.")
-        if start.names != names or any(
-            tuple(a.categories) != tuple(b.categories) for a, b in zip(start.variables, table.variables)
-        ):
+        if start.variables != table.variables:
             raise InvalidArgumentError(
                 f"start must have the table's variables and categories, in the same order ({names}); got {start.names}."
             )

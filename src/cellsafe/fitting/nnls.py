@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import lsqr
 
-from .._validation import check_integer
+from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, DataError, InvalidArgumentError
 from ..published import Publication
 from ..table import CountTable
@@ -78,6 +77,8 @@ def _lsq(A: sp.csr_matrix, b: np.ndarray, tol: float) -> tuple[np.ndarray, bool]
     if A.shape[0] * A.shape[1] <= _DENSE_LIMIT:
         x, *_ = np.linalg.lstsq(A.toarray(), b, rcond=None)
         return x, True
+    from scipy.sparse.linalg import lsqr  # ~0.15 s to import, needed only for large problems
+
     out = lsqr(A, b, atol=tol, btol=tol, iter_lim=max(10 * min(A.shape), 1000))
     return out[0], out[1] in (0, 1, 2, 4, 5)
 
@@ -130,8 +131,7 @@ def restore_additivity(X: Any, z: Any, *, tol: float = 1e-10, max_iter: int = 10
         raise DataError(f"z must have one value per published cell (columns of X, {n_pub}). Got {z.shape[0]}.")
     if np.any(np.isinf(z)):
         raise DataError("published values must be finite numbers (NaN marks a missing cell).")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (tol > 0):
-        raise InvalidArgumentError(f"The 'tol' parameter of restore_additivity must be a float in (0, inf). Got {tol!r} instead.")
+    check_real(tol, "tol", "restore_additivity", low=0.0, low_open=True)
     check_integer(max_iter, "max_iter", "restore_additivity", low=1)
     observed = ~np.isnan(z)
     zz = np.where(observed, z, 0.0)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-
 import numpy as np
 
 from .._blas import single_thread_blas
@@ -149,6 +148,7 @@ def _fit_logistic(
         ybar = float(np.clip(y.mean(), 1e-6, 1 - 1e-6))
         beta[0] = np.log(ybar / (1 - ybar))  # start at the intercept-only fit
     dev_old = np.inf
+    ll = _loglik(x, y, beta, pen)
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
@@ -162,15 +162,15 @@ def _fit_logistic(
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(hess, grad, rcond=None)[0]
         # step halving keeps the penalized log-likelihood increasing
-        ll_old = _loglik(x, y, beta, pen)
         t = 1.0
         for _ in range(30):
             cand = beta + t * step
-            if _loglik(x, y, cand, pen) >= ll_old - 1e-12 * abs(ll_old):
+            ll_cand = _loglik(x, y, cand, pen)
+            if ll_cand >= ll - 1e-12 * abs(ll):
                 break
             t *= 0.5
-        beta = cand
-        dev = -2 * _loglik(x, y, beta, pen)
+        beta, ll = cand, ll_cand
+        dev = -2 * ll
         if abs(dev_old - dev) <= tol * (abs(dev) + 0.1):
             converged = True
             break

@@ -24,6 +24,7 @@ from .._random import RNGLike, as_generator
 from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
 from ..published import Publication
+from ..published._spec import publication_for
 from ..table import INDEX_DTYPE, CountTable, group_sum, ravel
 from ._base import CellwiseMechanism
 from .ptable import PTable
@@ -32,7 +33,6 @@ __all__ = ["CellKeyMethod", "CellKeyResult", "FLOAT_KEY_BITS"]
 
 #: Uniform keys are summed as fixed-point integers with this many fractional bits.
 FLOAT_KEY_BITS = 53
-_FLOAT_M = np.uint64(2**FLOAT_KEY_BITS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,12 +257,7 @@ class CellKeyMethod(CellwiseMechanism):
                     c = pd.Categorical(df[v.name].astype(str), categories=[str(x) for x in v.categories]).codes
                 codes[:, j] = c
             cell_index = ravel(codes, table.shape)
-        if isinstance(publication, Publication):
-            pub = publication
-            if tuple(pub.variables) != tuple(table.variables):
-                raise DataError(f"the publication's variables {pub.names} differ from the data's {table.names}.")
-        else:
-            pub = Publication.from_formula(table, publication)
+        pub = publication_for(table, publication)
         m = self._modulus(integer)
         groups, sums = self._sum_keys(fixed, m, cell_index)
         pos = np.searchsorted(pub.inner_index, groups)

@@ -43,8 +43,8 @@ def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) ->
         {"type": "ineq", "fun": lambda p: np.array([V - v2 @ p]), "jac": lambda p: -v2[None, :]},
     ]
     z = np.flatnonzero(v == 0)
-    if mono and z.size and z[0] > 0:
-        k = int(z[0])
+    k = int(z[0]) if mono and z.size else 0  # with mono: p must not decrease over the first k + 1 values
+    if k > 0:
         A = np.zeros((k, n))
         A[np.arange(k), np.arange(k)] = -1.0
         A[np.arange(k), np.arange(1, k + 1)] = 1.0
@@ -60,7 +60,7 @@ def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) ->
     )
     p = np.clip(res.x, 0.0, None)
     p = p / p.sum()
-    if abs(v @ p) > 1e-7 or v2 @ p > V + 1e-7 or (mono and z.size and z[0] > 0 and np.any(np.diff(p[: z[0] + 1]) < -1e-7)):
+    if abs(v @ p) > 1e-7 or v2 @ p > V + 1e-7 or np.any(np.diff(p[: k + 1]) < -1e-7):
         raise CellsafeError(
             f"the ptable row for original count {i} has no solution with D={D}, V={V:g}, js={js}: "
             "the constraints cannot all hold; raise D or V, or lower js."

@@ -31,6 +31,7 @@ from .._random import RNGLike, as_generator
 from .._validation import check_integer
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError
 from ..published import Publication
+from ..published._spec import publication_for
 from ..table import CountTable
 from ._base import Mechanism
 
@@ -297,13 +298,6 @@ class SmallCountRounding(Mechanism):
         self.max_iter_rows = max_iter_rows
         self.max_iter = max_iter
 
-    def _publication(self, table: CountTable) -> Publication:
-        if isinstance(self.formula, Publication):
-            if tuple(self.formula.variables) != tuple(table.variables):
-                raise DataError("the publication's variables differ from the table's.")
-            return self.formula
-        return Publication.from_formula(table, self.formula)
-
     def round(self, table: CountTable, rng: RNGLike = None) -> RoundingResult:
         """Round ``table`` (a frequency table with integer counts).
 
@@ -315,11 +309,9 @@ class SmallCountRounding(Mechanism):
             raise InvalidArgumentError(f"SmallCountRounding.round needs a CountTable. Got {type(table).__name__}.")
         if not table.is_integer:
             raise DataError("small count rounding needs integer counts; this table holds fractional counts.")
-        pub = self._publication(table)
+        pub = publication_for(table, self.formula)
+        published_original = pub.aggregate(table)  # refuses non-zero cells outside the inner cells
         y0 = pub.inner_counts(table).astype(np.int64)
-        missing = np.setdiff1d(table.index, pub.inner_index, assume_unique=True)
-        if missing.size:
-            raise DataError("the table has non-zero cells outside the publication's inner cells.")
         y, n_iter, still = round_small_counts(
             y0, pub.X, self.base, rng=rng, max_iter_rows=self.max_iter_rows, max_iter=self.max_iter
         )
@@ -328,7 +320,7 @@ class SmallCountRounding(Mechanism):
             base=int(self.base),
             inner_original=y0,
             inner_rounded=y,
-            published_original=pub.aggregate(y0),
+            published_original=published_original,
             published_rounded=pub.aggregate(y),
             n_iter=n_iter,
             still_small=still,

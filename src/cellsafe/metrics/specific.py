@@ -18,8 +18,9 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import ndtri
 
+from .._validation import check_real
 from ..exceptions import CellsafeWarning, InvalidArgumentError
 from ..fitting import fit_loglinear
 from ..formula import Formula
@@ -93,9 +94,11 @@ class SpecificUtility:
     @property
     def trimmed_mean_pct_diff(self) -> float:
         """Mean percentage difference with the top and bottom ``trim`` shares cut (003 Table 5)."""
+        from scipy.stats import trim_mean
+
         x = self.parameters["pct_diff"].to_numpy()
         x = x[np.isfinite(x)]
-        return float(stats.trim_mean(x, self.trim)) if x.size else float("nan")
+        return float(trim_mean(x, self.trim)) if x.size else float("nan")
 
     @property
     def sso_rate(self) -> float:
@@ -140,9 +143,7 @@ class SpecificUtility:
 
 
 def _check_same_variables(original: CountTable, synthetic: CountTable, i: int) -> None:
-    if original.names != synthetic.names or any(
-        tuple(a.categories) != tuple(b.categories) for a, b in zip(original.variables, synthetic.variables)
-    ):
+    if original.variables != synthetic.variables:
         raise InvalidArgumentError(
             f"synthetic table {i} does not have the original's variables and categories ({original.names}); "
             "build it on the original's variables, e.g. CountTable.from_frame(df, list(original.variables), count=...)."
@@ -219,19 +220,13 @@ def specific_utility(
         raise InvalidArgumentError(
             f"The 'rule' parameter of specific_utility must be 'fully' or 'partially'. Got {rule!r} instead."
         )
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise InvalidArgumentError(
-            f"The 'alpha' parameter of specific_utility must be a float in (0, 1). Got {alpha!r} instead."
-        )
+    check_real(alpha, "alpha", "specific_utility", low=0.0, high=1.0, low_open=True, high_open=True)
     if not_estimable not in ("zero", "exclude"):
         raise InvalidArgumentError(
             "The 'not_estimable' parameter of specific_utility must be 'zero' or 'exclude'. "
             f"Got {not_estimable!r} instead."
         )
-    if isinstance(trim, bool) or not isinstance(trim, (int, float)) or not 0 <= trim < 0.5:
-        raise InvalidArgumentError(
-            f"The 'trim' parameter of specific_utility must be a float in [0, 0.5). Got {trim!r} instead."
-        )
+    check_real(trim, "trim", "specific_utility", low=0.0, high=0.5, high_open=True)
     m = len(synth)
     if rule == "partially" and m < 2:
         raise InvalidArgumentError(
@@ -269,8 +264,8 @@ def specific_utility(
     else:
         part = None
         se_part = np.full(q_o.shape, np.nan)
-    z = stats.norm.isf(alpha / 2)
-    lo_o, up_o = q_o - z * se_o, q_o + z * se_o
+    z = -ndtri(alpha / 2)  # the normal quantile z_(1 - alpha/2)
+    lo_all, up_all = q_o - z * se_o, q_o + z * se_o
     if rule == "fully":
         lo_s, up_s = q_bar - z * se_full, q_bar + z * se_full
         se_s = se_full
@@ -279,16 +274,16 @@ def specific_utility(
         lo_s, up_s = part.conf_int(alpha)
         lo_s, up_s = np.where(ok, lo_s, np.nan), np.where(ok, up_s, np.nan)
         se_s = se_part
-    lo_o = np.where(ok, lo_o, np.nan)
-    up_o = np.where(ok, up_o, np.nan)
+    lo_o = np.where(ok, lo_all, np.nan)
+    up_o = np.where(ok, up_all, np.nan)
     overlap = ci_overlap(lo_o, up_o, lo_s, up_s, clamp=True)
     if zero:
         overlap = np.where(ok_o & ~ok, 0.0, overlap)
     overlap_signed = ci_overlap(lo_o, up_o, lo_s, up_s, clamp=False)
 
     # each implicate alone: eq. (13) with m = 1
-    lo_oi = np.where(ok_o, q_o - z * se_o, np.nan)[None, :]
-    up_oi = np.where(ok_o, q_o + z * se_o, np.nan)[None, :]
+    lo_oi = np.where(ok_o, lo_all, np.nan)[None, :]
+    up_oi = np.where(ok_o, up_all, np.nan)[None, :]
     se_i = np.sqrt(np.where(ok_i, se**2, np.nan) * (n_syn[:, None] / n + 1.0))
     q_i = np.where(ok_i, q, np.nan)
     overlap_i = ci_overlap(lo_oi, up_oi, q_i - z * se_i, q_i + z * se_i, clamp=True)
@@ -305,7 +300,7 @@ def specific_utility(
     sso = ok & same_sign & same_sig & (overlap_signed >= 0)
     frame = pd.DataFrame(
         {
-            "estimate_original": np.where(ok, q_o, fit_o.params.to_numpy()),
+            "estimate_original": q_o,
             "se_original": se_o,
             "lower_original": lo_o,
             "upper_original": up_o,

@@ -36,6 +36,22 @@ __all__ = ["Publication", "DEFAULT_MAX_INNER"]
 DEFAULT_MAX_INNER = 10_000_000
 
 
+def check_crossing(crossing: Any, names: Sequence[str], what: str = "crossing") -> tuple[str, ...]:
+    """``crossing`` (a variable name or a sequence of them) as a tuple of distinct known variables.
+
+    ``what`` names it in the error (``'crossing'``, ``'margin'``).
+    """
+    c = (crossing,) if isinstance(crossing, str) else tuple(crossing)
+    for v in c:
+        if v not in names:
+            raise InvalidArgumentError(
+                f"{what} {list(c)} names unknown variable {v!r}; the table has variables {list(names)}."
+            )
+    if len(set(c)) != len(c):
+        raise InvalidArgumentError(f"{what} {list(c)} repeats a variable.")
+    return c
+
+
 def _crossings_from(spec: Any, names: Sequence[str]) -> tuple[tuple[str, ...], ...]:
     if isinstance(spec, (str, Formula)):
         f = parse_formula(spec, names)
@@ -46,17 +62,7 @@ def _crossings_from(spec: Any, names: Sequence[str]) -> tuple[tuple[str, ...], .
                 "a publication is a formula such as 'party*age + party*sex' or a list of crossings such as "
                 f"[(), ('party',), ('party', 'age')]. Got {spec!r}."
             )
-        out = []
-        for c in spec:
-            c = (c,) if isinstance(c, str) else tuple(c)
-            for v in c:
-                if v not in names:
-                    raise InvalidArgumentError(
-                        f"crossing {list(c)} names unknown variable {v!r}; the table has variables {list(names)}."
-                    )
-            if len(set(c)) != len(c):
-                raise InvalidArgumentError(f"crossing {list(c)} repeats a variable.")
-            out.append(c)
+        out = [check_crossing(c, names) for c in spec]
     # drop duplicates (same set of variables), keep the first spelling
     seen: set[frozenset[str]] = set()
     uniq = []
@@ -64,7 +70,7 @@ def _crossings_from(spec: Any, names: Sequence[str]) -> tuple[tuple[str, ...], .
         key = frozenset(c)
         if key not in seen:
             seen.add(key)
-            uniq.append(tuple(c))
+            uniq.append(c)
     if not uniq:
         raise InvalidArgumentError("the publication has no crossings; name at least one, or keep the grand total.")
     return tuple(uniq)
@@ -361,8 +367,7 @@ class Publication:
         names = self.names
         shape = {v.name: v.size for v in self.variables}
 
-        def dense_of(c: tuple[str, ...]) -> np.ndarray:
-            k = [i for i, cc in enumerate(self.crossings) if frozenset(cc) == frozenset(c)][0]
+        def dense_of(k: int) -> np.ndarray:
             cc = self.crossings[k]
             sel = self.crossing == k
             arr = np.zeros(math.prod(shape[v] for v in cc) if cc else 1)
@@ -378,7 +383,7 @@ class Publication:
             axes = tuple(i for i, v in enumerate(have_sorted) if v not in want)
             return arr.sum(axis=axes) if axes else arr
 
-        cache = {frozenset(c): dense_of(c) for c in self.crossings}
+        cache = {frozenset(c): dense_of(k) for k, c in enumerate(self.crossings)}
         err = 0.0
         for c in self.crossings:
             for g in gen:
@@ -398,6 +403,17 @@ class Publication:
             raise DataError(
                 f"the table's variables {table.names} (or their categories) differ from the publication's {self.names}."
             )
+
+
+def publication_for(table: CountTable, spec: Any) -> Publication:
+    """``spec`` (a Publication, a formula or a list of crossings) as a publication of ``table``'s cells.
+
+    A given Publication must be on the table's variables and categories (DataError otherwise).
+    """
+    if isinstance(spec, Publication):
+        spec._check_table(table)
+        return spec
+    return Publication.from_formula(table, spec)
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
