@@ -83,6 +83,8 @@ def test_bad_input():
         table_metrics(f, [])
     with pytest.raises(InvalidArgumentError, match="counts >= 0"):
         table_metrics(f, f, k=[-1])
+    with pytest.raises(InvalidArgumentError, match="counts >= 0"):
+        table_metrics(f, f, k=[float("inf")])
     with pytest.raises(InvalidArgumentError, match="percentages"):
         table_metrics(f, f, p=[-1])
     with pytest.raises(InvalidArgumentError, match="unknown metric"):

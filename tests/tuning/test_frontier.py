@@ -65,3 +65,8 @@ def test_default_grid_size():
 def test_bad_frontier_arguments(kwargs, text):
     with pytest.raises(InvalidArgumentError, match=text):
         frontier(SIZES, **kwargs)
+
+
+def test_grid_point_without_sigma():
+    with pytest.raises(InvalidArgumentError, match="family 'nbi' needs a 'sigma'"):
+        frontier(SIZES, [{"family": "nbi", "alpha": 0.01}])

@@ -9,6 +9,7 @@ from ._common import (
     add_distribution_options,
     add_input_options,
     load_table,
+    parse_float_list,
     print_json,
     synthesizer_from_args,
 )
@@ -57,7 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..exceptions import InvalidArgumentError
     from ..tuning import parse_target, tune
-    from ._common import parse_float_list
 
     if args.solve == "sigma" and args.sigma is None and args.distribution != "poisson":
         args.sigma = 1.0  # any member of the family: sigma is what we solve for

@@ -54,7 +54,7 @@ def _counts_arg(k: Any) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(k))
     if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.number):
         raise InvalidArgumentError(f"The 'k' parameter must be a non-empty list of integer counts >= 0. Got {k!r}.")
-    bad = (arr < 0) | (arr != np.round(arr))
+    bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.round(arr))
     if bad.any():
         raise InvalidArgumentError(f"The 'k' parameter must hold integer counts >= 0. Got {arr[bad][0]!r} instead.")
     return arr.astype(np.int64)
@@ -65,6 +65,16 @@ def _percent_arg(p: Any) -> np.ndarray:
     if arr.ndim != 1 or arr.size == 0 or np.any(~np.isfinite(arr) | (arr < 0)):
         raise InvalidArgumentError(f"The 'p' parameter must be a non-empty list of percentages >= 0. Got {p!r}.")
     return arr
+
+
+def _tau_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """A tau frame indexed by k as JSON: {"k": {"tau1": ..., ...}}."""
+    return {str(int(k)): {c: float(frame.at[k, c]) for c in frame.columns} for k in frame.index}
+
+
+def _within_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """A 'within p%' frame indexed by p as JSON: {"all": {"50": ...}, "nonzero": {...}}."""
+    return {col: {f"{float(p):g}": float(v) for p, v in frame[col].items()} for col in frame.columns}
 
 
 def _non_structural(table: CountTable) -> int:
@@ -188,12 +198,8 @@ class TableMetrics:
         return {
             "m": self.m,
             "n_cells": self.n_cells,
-            "tau": {
-                str(int(k)): {c: float(self.tau.at[k, c]) for c in self.tau.columns} for k in self.tau.index
-            },
-            "tau_sd": {
-                str(int(k)): {c: float(self.tau_sd.at[k, c]) for c in self.tau_sd.columns} for k in self.tau_sd.index
-            },
+            "tau": _tau_dict(self.tau),
+            "tau_sd": _tau_dict(self.tau_sd),
             "squared_error": self.squared_error,
             "squared_error_sd": self.sd("squared_error"),
             "squared_error_of_mean": self.squared_error_of_mean,
@@ -202,9 +208,7 @@ class TableMetrics:
             "hellinger_utility": self.hellinger_utility,
             "hellinger_utility_sd": self.sd("hellinger_utility"),
             "trimmed_mean_pct_diff": spread("trimmed_mean_pct_diff"),
-            "within_p": {
-                col: {f"{float(p):g}": float(v) for p, v in self.within[col].items()} for col in self.within.columns
-            },
+            "within_p": _within_dict(self.within),
         }
 
     def summary(self) -> str:

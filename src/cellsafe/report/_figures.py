@@ -187,9 +187,26 @@ def _bars(ax: Any, rows: dict[str, np.ndarray], x: np.ndarray) -> None:
         ax.bar(x + (i - (n - 1) / 2) * width, p, width=width, color=_COLORS[i % len(_COLORS)], label=label)
 
 
-def _panel_grid(n: int) -> tuple[int, int]:
-    ncols = 2 if n > 1 else 1
-    return -(-n // ncols), ncols
+def _bar_panels(
+    values: list[int], panel: Any, title: str, xlabel: str, ylabel: str, path: str | Path | None
+) -> Any:
+    """One panel of bars per count v, two panels a row: ``panel(v)`` gives the x positions and
+    the bar heights by label; a dotted line marks v."""
+    ncols = 2 if len(values) > 1 else 1
+    nrows = -(-len(values) // ncols)
+    fig, axes = _figure(nrows, ncols, size=(5.2 * ncols, 3.6 * nrows))
+    for ax, v in zip(axes.flat, values):
+        x, rows = panel(v)
+        _bars(ax, rows, x)
+        ax.axvline(v, color="black", lw=0.8, ls=":")
+        ax.set_title(f"{title} {v}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(values):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize="small")
+    return _finish(fig, path)
 
 
 def plot_transitions(
@@ -206,25 +223,14 @@ def plot_transitions(
         Each panel shows the released counts holding this much probability for every mechanism.
     """
     mechs = _as_mechanisms(mechanisms)
-    jj = [int(x) for x in j]
-    nrows, ncols = _panel_grid(len(jj))
-    fig, axes = _figure(nrows, ncols, size=(5.2 * ncols, 3.6 * nrows))
-    for idx, jv in enumerate(jj):
-        ax = axes.flat[idx]
+
+    def panel(jv: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         k_max = max(int(np.max(m.transition_support([jv], 1.0 - coverage))) for m in mechs.values())
         k_max = max(k_max, 2 * jv, 3)
         rows = {lab: apriori.transition_table(m, [jv], k_max).to_numpy()[0] for lab, m in mechs.items()}
-        x = np.arange(k_max + 1)
-        _bars(ax, rows, x)
-        ax.axvline(jv, color="black", lw=0.8, ls=":")
-        ax.set_title(f"original count {jv}")
-        ax.set_xlabel("released count k")
-        ax.set_ylabel("P(k | original)")
-        ax.grid(True, axis="y", alpha=0.3)
-    for ax in list(axes.flat)[len(jj):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize="small")
-    return _finish(fig, path)
+        return np.arange(k_max + 1), rows
+
+    return _bar_panels([int(x) for x in j], panel, "original count", "released count k", "P(k | original)", path)
 
 
 def plot_reverse_transitions(
@@ -244,24 +250,13 @@ def plot_reverse_transitions(
     cs = apriori.cell_sizes(table_or_cell_sizes)
     mechs = _as_mechanisms(mechanisms)
     kk = [int(x) for x in k]
-    nrows, ncols = _panel_grid(len(kk))
-    fig, axes = _figure(nrows, ncols, size=(5.2 * ncols, 3.6 * nrows))
     tables = {lab: apriori.reverse_transition_table(cs, m, kk) for lab, m in mechs.items()}
-    for idx, kv in enumerate(kk):
-        ax = axes.flat[idx]
-        rows = {lab: t.loc[kv].to_numpy() for lab, t in tables.items()}
+
+    def panel(kv: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         j_max = max(2 * kv + 5, 10) if j_max_shown is None else int(j_max_shown)
-        rows = {lab: _pad(p, j_max + 1) for lab, p in rows.items()}
-        _bars(ax, rows, np.arange(j_max + 1))
-        ax.axvline(kv, color="black", lw=0.8, ls=":")
-        ax.set_title(f"released count {kv}")
-        ax.set_xlabel("original count j")
-        ax.set_ylabel("P(j | released)")
-        ax.grid(True, axis="y", alpha=0.3)
-    for ax in list(axes.flat)[len(kk):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize="small")
-    return _finish(fig, path)
+        return np.arange(j_max + 1), {lab: _pad(t.loc[kv].to_numpy(), j_max + 1) for lab, t in tables.items()}
+
+    return _bar_panels(kk, panel, "released count", "original count j", "P(j | released)", path)
 
 
 def _pad(p: np.ndarray, n: int) -> np.ndarray:

@@ -80,6 +80,8 @@ def _mechanism(point: Mapping[str, Any]) -> Any:
     fam = str(point["family"]).lower()
     kwargs = {}
     if fam != "poisson":
+        if point.get("sigma") is None:
+            raise InvalidArgumentError(f"grid point {dict(point)!r}: family {fam!r} needs a 'sigma'.")
         kwargs["sigma"] = point["sigma"]
     if fam == "gaf" and point.get("nu") is not None and not _isnan(point.get("nu")):
         kwargs["nu"] = point["nu"]

@@ -228,8 +228,7 @@ def tune(
                 f"tau1(0) = tau2(0) needs alpha = {value:.6g}, outside the bounds [{lo:g}, {hi:g}]."
             )
         mech = with_parameter(mechanism, "alpha", value)
-        t = apriori._tau_frame(cs, mech, np.array([0]))
-        return TuningResult("alpha", value, tgt.text, float(t.tau1.iloc[0] - t.tau2.iloc[0]), mech, "closed form", 1)
+        return TuningResult("alpha", value, tgt.text, _zero_gap(cs, mech), mech, "closed form", 1)
 
     n_eval = 0
 
@@ -238,11 +237,16 @@ def tune(
         n_eval += 1
         mech = with_parameter(mechanism, solve, x)
         if tgt.zero_share:
-            t = apriori._tau_frame(cs, mech, np.array([0]))
-            return float(t.tau1.iloc[0] - t.tau2.iloc[0])
+            return _zero_gap(cs, mech)
         return tgt.metric(cs, mech) - tgt.value
 
     return _root(f, solve, lo, hi, tgt, mechanism, xtol, lambda: n_eval)
+
+
+def _zero_gap(cs: apriori.CellSizes, mech: CellwiseMechanism) -> float:
+    """tau1(0) - tau2(0): zeros released minus zeros in the original, as shares of the cells."""
+    t = apriori._tau_frame(cs, mech, np.array([0]))
+    return float(t.tau1.iloc[0] - t.tau2.iloc[0])
 
 
 def _root(

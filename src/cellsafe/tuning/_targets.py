@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+
+import numpy as np
 
 from .. import apriori
 from ..exceptions import InvalidArgumentError
@@ -43,7 +44,7 @@ class Metric:
 
     def __call__(self, cs: apriori.CellSizes, mech: CellwiseMechanism) -> float:
         if self.kind == "tau":
-            return float(apriori._tau_frame(cs, mech, _k_array(self.k)).iloc[0, self.which - 1])
+            return float(apriori._tau_frame(cs, mech, np.array([self.k], dtype=np.int64)).iloc[0, self.which - 1])
         if self.kind == "loss":
             return apriori._squared_error(cs, mech, self.m).mean_of_implicates
         if self.kind == "mse_utility":
@@ -51,12 +52,6 @@ class Metric:
         if self.kind == "hellinger":
             return apriori._hellinger(cs, mech, apriori.TAIL_TOL).utility
         raise AssertionError(self.kind)
-
-
-def _k_array(k: int) -> Any:
-    import numpy as np
-
-    return np.array([k], dtype=np.int64)
 
 
 def parse_metric(text: str, *, m: int = 1) -> Metric:
