@@ -9,6 +9,7 @@ from ._common import (
     add_distribution_options,
     add_input_options,
     load_table,
+    parse_counts,
     parse_float_list,
     parse_list,
     print_json,
@@ -50,21 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-hellinger", action="store_true", help="skip the expected Hellinger utility (faster)")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     p.set_defaults(func=run)
-
-
-def parse_counts(text: str, what: str) -> list[int]:
-    from ..exceptions import InvalidArgumentError
-
-    out = []
-    for s in parse_list(text, what):
-        try:
-            v = int(s)
-        except ValueError:
-            raise InvalidArgumentError(f"{what} must list integer counts >= 0, for example 0,1,2,3. Got {s!r}.") from None
-        if v < 0:
-            raise InvalidArgumentError(f"{what} must list counts >= 0. Got {v}.")
-        out.append(v)
-    return out
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ __all__ = [
     "add_input_options",
     "add_seed_option",
     "parse_list",
+    "parse_counts",
     "parse_float_list",
     "load_table",
     "print_json",
@@ -35,6 +36,20 @@ def parse_list(text: str, what: str = "--variables") -> list[str]:
     if not text.strip() or any(not s for s in items):
         raise InvalidArgumentError(f"{what} must be a comma-separated list of names, for example 'a,b,c'. Got {text!r}.")
     return items
+
+
+def parse_counts(text: str, what: str) -> list[int]:
+    """Split '0,1,2' into non-negative integer counts."""
+    out = []
+    for s in parse_list(text, what):
+        try:
+            v = int(s)
+        except ValueError:
+            raise InvalidArgumentError(f"{what} must list integer counts >= 0, for example 0,1,2,3. Got {s!r}.") from None
+        if v < 0:
+            raise InvalidArgumentError(f"{what} must list counts >= 0. Got {v}.")
+        out.append(v)
+    return out
 
 
 def parse_float_list(text: str, what: str) -> list[float]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._assess import parse_counts
-from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_float_list, print_json
+from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_counts, parse_float_list, print_json
 
 _EXAMPLES = """\
 examples:
