@@ -11,7 +11,6 @@ from ._common import (
     load_table,
     parse_counts,
     parse_float_list,
-    parse_list,
     print_json,
     synthesizer_from_args,
 )
