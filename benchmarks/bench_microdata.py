@@ -8,7 +8,8 @@ each part, and compares two metrics with plain-Python baselines run in the same 
 - DiSCO / repU computed record by record with dictionaries;
 - the two-way table statistics (VW over all pairs) counted record by record with dictionaries.
 
-Usage: ``python benchmarks/bench_microdata.py [path/to/adult.csv]``.  Prints ratios, asserts
+Usage: ``python benchmarks/bench_microdata.py [path/to/adult.csv]``; the default is the copy
+committed with the tests (``tests/reference/adult/adult.csv.gz``).  Prints ratios, asserts
 nothing about time.
 """
 
@@ -32,7 +33,7 @@ from cellsafe.metrics.microdata import (
     table_utilities,
 )
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult" / "adult.csv"
+DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "reference" / "adult" / "adult.csv.gz"
 KEYS = ["age", "sex", "race", "occupation"]
 TARGET = "income>50K"
 
@@ -83,10 +84,7 @@ def _timed(f, *a, **k):
 
 
 def main(path: str | None = None) -> None:
-    src = Path(path) if path else DEFAULT
-    if not src.exists():
-        src = Path("/work/shared/data/adult/adult.csv")
-    adult = pd.read_csv(src)
+    adult = pd.read_csv(Path(path) if path else DEFAULT)
     gen = np.random.default_rng(2026)
     synthetic = pd.DataFrame({c: gen.permutation(adult[c].to_numpy()) for c in adult.columns})
     holdout = adult.sample(10000, random_state=1)

@@ -74,6 +74,7 @@ def run(epsilons, n_datasets: int, n_implicates: int, seed: int) -> dict:
     data = county_data()
     variables, flat = _tables(data["state"])
     county = [Variable("county", tuple(range(N_COUNTIES)))]
+    county_cells = np.arange(N_COUNTIES)
     rng = np.random.default_rng(seed)
     results = {}
     for same_n in (True, False):
@@ -84,22 +85,21 @@ def run(epsilons, n_datasets: int, n_implicates: int, seed: int) -> dict:
             for ell in range(n_datasets):
                 y = rng.multinomial(TOTAL, n * rate / np.sum(n * rate))
                 table = CountTable(variables, flat, y)
-                one_way = CountTable(county, np.arange(N_COUNTIES), y)
+                one_way = CountTable(county, county_cells, y)
                 for e, eps in enumerate(epsilons):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", CellsafeWarning)
-                        synths = (
-                            MultinomialDirichletSynthesizer.for_epsilon(eps, TOTAL),
-                            PoissonGammaSynthesizer.for_epsilon(eps, table, population=pop),
-                            PoissonGammaSynthesizer.for_epsilon(eps, table, population=pop, prior="regional:state"),
+                        jobs = (  # (synthesizer, table it synthesizes, flat index of each county there)
+                            (MultinomialDirichletSynthesizer.for_epsilon(eps, TOTAL), one_way, county_cells),
+                            (PoissonGammaSynthesizer.for_epsilon(eps, table, population=pop), table, flat),
+                            (
+                                PoissonGammaSynthesizer.for_epsilon(eps, table, population=pop, prior="regional:state"),
+                                table,
+                                flat,
+                            ),
                         )
-                    for k, s in enumerate(synths):
-                        if k == 0:
-                            zs = s.sample(one_way, m=n_implicates, rng=rng)
-                            zbar = np.mean([z.lookup(np.arange(N_COUNTIES)) for z in zs], axis=0)
-                        else:
-                            zs = s.sample(table, m=n_implicates, rng=rng)
-                            zbar = np.mean([z.lookup(flat) for z in zs], axis=0)
+                    for k, (s, t, cells) in enumerate(jobs):
+                        zbar = np.mean([z.lookup(cells) for z in s.sample(t, m=n_implicates, rng=rng)], axis=0)
                         err[k, e, ell] = np.sqrt(np.mean((zbar / n - rate) ** 2)) * 1e5
             key = f"{'same' if same_n else 'different'} n_i, {'same' if same_rate else 'different'} lambda_i"
             results[key] = err

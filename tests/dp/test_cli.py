@@ -95,6 +95,7 @@ def test_multinomial_dirichlet_on_microdata(tmp_path):
         (["--epsilon", "1", "--prior", "state"], "--prior must be"),
         (["--epsilon", "1", "--population", "nope"], "population column 'nope'"),
         (["--epsilon", "1", "-m", "0"], "-m must be"),
+        (["--epsilon", "1", "--prior-epsilon", "0.5"], "--prior-epsilon applies to --prior regional"),
     ],
 )
 def test_bad_input(tmp_path, deaths_csv, capsys, extra, message):

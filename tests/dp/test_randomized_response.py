@@ -73,6 +73,7 @@ def test_other_categories_equally_likely():
         (lambda: randomized_response([True], p=0.6, epsilon=1.0), "exactly one"),
         (lambda: randomized_response([0, 5], p=0.6, k=3), "outside"),
         (lambda: randomized_response([-1], p=0.6), "codes"),
+        (lambda: randomized_response([0.5, 1.0], p=0.6), "whole numbers"),
         (lambda: randomized_response_estimate(10, 100, 0.5), "'p'"),
         (lambda: randomized_response_estimate(10, 100, 0.2, k=4), "'p'"),
         (lambda: randomized_response_probability(0.0), "epsilon"),

@@ -282,6 +282,11 @@ def test_pg_regional_prior():
         (lambda: PG(1.0, np.inf), "'b'"),
         (lambda: PG(1.0, 1.0, population=[1.0, -1.0]), "population"),
         (lambda: PG(1.0, 1.0, population="pop"), "population"),
+        (lambda: MD(["a", "b"]), "alpha"),
+        (
+            lambda: PG.for_epsilon(1.0, CountTable([Variable("v", ("a", "b"))], [0], [3]), prior_epsilon=0.5),
+            "regional prior only",
+        ),
     ],
 )
 def test_bad_parameters(make, match):

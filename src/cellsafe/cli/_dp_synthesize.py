@@ -109,13 +109,15 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"--prior must be 'national' or 'regional:VAR'. Got {args.prior!r}.")
     if args.mechanism == "multinomial-dirichlet" and (args.population or args.prior.lower() != "national"):
         raise InvalidArgumentError("--population and --prior apply to --mechanism poisson-gamma only.")
+    if args.prior_epsilon is not None and not regional:
+        raise InvalidArgumentError("--prior-epsilon applies to --prior regional:VAR only (it releases the regional totals).")
     accountant = PrivacyAccountant.load(args.budget_log) if args.budget_log else None
     out_dir = ensure_writable_dir(args.output)
     t0 = time.perf_counter()
     table, pop = _load(args)
     seed = seed_from_args(args)
     eps_each = args.epsilon / args.m
-    prior_cost = args.prior_epsilon if (regional and args.prior_epsilon) else 0.0
+    prior_cost = args.prior_epsilon or 0.0
     if args.mechanism == "multinomial-dirichlet":
         synth = MultinomialDirichletSynthesizer.for_epsilon(eps_each, int(table.total))
         info = {"alpha": synth.alpha}

@@ -161,7 +161,8 @@ def run(args: argparse.Namespace) -> int:
         rng=seed,
         progress=not args.quiet and sys.stderr.isatty(),
     )
-    summary = _clean(ev.to_dict())
+    result = ev.to_dict()
+    summary = _clean(result)
     if args.plot:
         from ..report._microdata_plots import write_microdata_plots
 
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(_text(ev.to_dict()))
+        print(_text(result))
         if args.plot:
             print("figures: " + ", ".join(summary["plots"]))
     return 0

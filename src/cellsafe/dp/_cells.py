@@ -7,14 +7,26 @@ cells of a table in blocks of flat indices, so memory stays bounded by the block
 
 from __future__ import annotations
 
-from typing import Iterator
+import math
+import numbers
+from typing import Any, Iterator
 
 import numpy as np
 
-from ..exceptions import DataError, TableTooLargeError
+from .._validation import check_real
+from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
 from ..table import INDEX_DTYPE, CountTable
 
-__all__ = ["BLOCK", "DEFAULT_MAX_SYNTH_CELLS", "check_domain_size", "blocks", "dense_block", "check_integer_table"]
+__all__ = [
+    "BLOCK",
+    "DEFAULT_MAX_SYNTH_CELLS",
+    "check_domain_size",
+    "blocks",
+    "dense_block",
+    "check_integer_table",
+    "check_positive_values",
+    "dense_outputs",
+]
 
 #: Number of flat indices handled at once (2**20).
 BLOCK = 1 << 20
@@ -31,6 +43,29 @@ def check_integer_table(table: CountTable, owner: str) -> None:
         raise DataError(f"{owner} needs integer counts; this table holds fractional (fitted) counts.")
     if table.total <= 0:
         raise DataError(f"{owner} needs a table with a positive total; this one is empty.")
+
+
+def check_positive_values(value: Any, name: str, owner: str, *, table_allowed: bool = False) -> None:
+    """Accept one positive finite number or a non-empty 1-d array of them (a CountTable too, if allowed)."""
+    if table_allowed and isinstance(value, CountTable):
+        return
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        check_real(value, name, owner, low=0.0, low_open=True, high=math.inf, high_open=True)
+        return
+    try:
+        arr = None if isinstance(value, str) else np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.ndim != 1 or arr.size == 0:
+        array = "a one-dimensional array of positive floats (one per cell)"
+        kinds = f"a positive float, {array} or a CountTable" if table_allowed else f"a positive float or {array}"
+        raise InvalidArgumentError(f"The {name!r} parameter of {owner} must be {kinds}. Got {value!r} instead.")
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise InvalidArgumentError(
+            f"The {name!r} parameter of {owner} must hold positive finite values. Got {arr[j]!r} at position {j}."
+        )
 
 
 def check_domain_size(table: CountTable, max_cells: int, owner: str) -> int:
@@ -64,6 +99,16 @@ def dense_block(table: CountTable, lo: int, hi: int) -> tuple[np.ndarray, np.nda
         s0, s1 = np.searchsorted(sz, [lo, hi])
         ok[sz[s0:s1] - lo] = False
     return y, ok
+
+
+def dense_outputs(z: Any, table: CountTable, dtype: Any) -> np.ndarray:
+    """Candidate outputs ``z`` as an array (..., K) of dense counts over the table's K cells (small tables only)."""
+    if table.n_cells > 10**6:
+        raise TableTooLargeError("log_pmf builds dense vectors over all K cells; use it on small tables.")
+    z = np.asarray(z, dtype=dtype)
+    if z.ndim == 0 or z.shape[-1] != table.n_cells:
+        raise InvalidArgumentError(f"z must have {table.n_cells} counts in its last axis. Got shape {z.shape}.")
+    return z
 
 
 def non_structural_index(table: CountTable) -> np.ndarray:

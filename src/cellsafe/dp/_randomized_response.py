@@ -73,6 +73,16 @@ def randomized_response(
     owner = "randomized_response"
     v = np.asarray(values)
     binary = v.dtype == bool
+    if not (binary or np.issubdtype(v.dtype, np.integer)):
+        try:
+            f = v.astype(float)
+        except (TypeError, ValueError):
+            f = np.array([np.nan])
+        if not np.all(np.isfinite(f) & (f == np.floor(f))):
+            raise InvalidArgumentError(
+                "randomized_response needs category codes 0..k-1 (whole numbers) or booleans; "
+                f"got {v.dtype} values that are not all whole numbers."
+            )
     codes = v.astype(np.int64)
     if codes.size and codes.min() < 0:
         raise InvalidArgumentError("randomized_response needs category codes 0..k-1 or booleans.")

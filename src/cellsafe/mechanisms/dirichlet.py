@@ -15,7 +15,6 @@ so ``alpha >= z. / (e^epsilon - 1)`` in every cell is necessary and sufficient f
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -28,10 +27,12 @@ from ..dp._cells import (
     blocks,
     check_domain_size,
     check_integer_table,
+    check_positive_values,
     dense_block,
+    dense_outputs,
     non_structural_index,
 )
-from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
+from ..exceptions import DataError
 from ..table import INDEX_DTYPE, CountTable
 from ._base import Mechanism
 
@@ -87,22 +88,7 @@ class MultinomialDirichletSynthesizer(Mechanism):
     """
 
     def __init__(self, alpha: Any, *, max_cells: int = DEFAULT_MAX_SYNTH_CELLS) -> None:
-        if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
-            check_real(alpha, "alpha", _OWNER, low=0.0, low_open=True, high=math.inf, high_open=True)
-        else:
-            arr = np.asarray(alpha, dtype=float) if not isinstance(alpha, str) else None
-            if arr is None or arr.ndim != 1 or arr.size == 0:
-                raise InvalidArgumentError(
-                    f"The 'alpha' parameter of {_OWNER} must be a positive float or a one-dimensional array "
-                    f"of positive floats (one per cell). Got {alpha!r} instead."
-                )
-            bad = ~np.isfinite(arr) | (arr <= 0)
-            if bad.any():
-                j = int(np.flatnonzero(bad)[0])
-                raise InvalidArgumentError(
-                    f"The 'alpha' parameter of {_OWNER} must hold positive finite values. "
-                    f"Got {arr[j]!r} at position {j}."
-                )
+        check_positive_values(alpha, "alpha", _OWNER)
         check_integer(max_cells, "max_cells", _OWNER, low=1)
         self.alpha = alpha
         self.max_cells = max_cells
@@ -237,12 +223,8 @@ class MultinomialDirichletSynthesizer(Mechanism):
             ``-inf`` where z has the wrong total or counts in structural zeros.
         """
         check_integer_table(table, f"{_OWNER}.log_pmf")
-        if table.n_cells > 10**6:
-            raise TableTooLargeError("log_pmf builds dense vectors over all K cells; use it on small tables.")
+        z = dense_outputs(z, table, float)
         self._check_alpha_length(table)
-        z = np.asarray(z, dtype=float)
-        if z.shape[-1] != table.n_cells:
-            raise InvalidArgumentError(f"z must have {table.n_cells} counts in its last axis. Got shape {z.shape}.")
         y, ok = dense_block(table, 0, table.n_cells)
         w = (y + np.broadcast_to(np.asarray(self.alpha, dtype=float), y.shape))[ok]
         zz = z[..., ok]

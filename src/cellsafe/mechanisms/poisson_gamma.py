@@ -15,17 +15,23 @@ given, with n_i = 1).  Events in a cell of zero population are a data error.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from .._random import RNGLike, as_generator, as_seed_sequence, stream
 from .._validation import check_integer, check_real
-from ..dp._cells import DEFAULT_MAX_SYNTH_CELLS, check_domain_size, check_integer_table, non_structural_index
+from ..dp._cells import (
+    DEFAULT_MAX_SYNTH_CELLS,
+    check_domain_size,
+    check_integer_table,
+    check_positive_values,
+    dense_outputs,
+    non_structural_index,
+)
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..table import INDEX_DTYPE, CountTable, unravel
 from ._base import Mechanism
@@ -50,26 +56,6 @@ class _Cells:
     def theta(self) -> np.ndarray:
         """Scale of the posterior of mu_i = n_i lambda_i: n_i / (n_i + b_i)."""
         return self.n / (self.n + self.b)
-
-
-def _check_positive_param(value: Any, name: str, owner: str) -> None:
-    if isinstance(value, CountTable):
-        return
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        check_real(value, name, owner, low=0.0, low_open=True, high=math.inf, high_open=True)
-        return
-    arr = None if isinstance(value, str) else np.asarray(value, dtype=float)
-    if arr is None or arr.ndim != 1 or arr.size == 0:
-        raise InvalidArgumentError(
-            f"The {name!r} parameter of {owner} must be a positive float, a one-dimensional array of positive "
-            f"floats (one per cell) or a CountTable. Got {value!r} instead."
-        )
-    bad = ~np.isfinite(arr) | (arr <= 0)
-    if bad.any():
-        j = int(np.flatnonzero(bad)[0])
-        raise InvalidArgumentError(
-            f"The {name!r} parameter of {owner} must hold positive finite values. Got {arr[j]!r} at position {j}."
-        )
 
 
 def _per_cell(value: Any, name: str, domain: np.ndarray, table: CountTable) -> np.ndarray:
@@ -109,10 +95,13 @@ class _PoissonGammaBase(Mechanism):
 
     def __init__(self, a: Any, b: Any, population: Any = None, *, max_cells: int = DEFAULT_MAX_SYNTH_CELLS) -> None:
         owner = type(self).__name__
-        _check_positive_param(a, "a", owner)
-        _check_positive_param(b, "b", owner)
+        check_positive_values(a, "a", owner, table_allowed=True)
+        check_positive_values(b, "b", owner, table_allowed=True)
         if population is not None and not isinstance(population, CountTable):
-            arr = None if isinstance(population, str) else np.asarray(population, dtype=float)
+            try:
+                arr = None if isinstance(population, str) else np.asarray(population, dtype=float)
+            except (TypeError, ValueError):
+                arr = None
             if arr is None or arr.ndim != 1 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
                 raise InvalidArgumentError(
                     f"The 'population' parameter of {owner} must be None, a CountTable of population sizes "
@@ -278,6 +267,8 @@ def conditioned_nb_log_pmf(z: np.ndarray, r: np.ndarray, q: np.ndarray) -> np.nd
     The normalizer P(sum Z = z.) is computed by convolving the marginal pmfs truncated at z.
     (intended for small totals, as in verification by enumeration).
     """
+    from scipy import stats
+
     z = np.asarray(z, dtype=np.int64)
     totals = np.unique(z.sum(-1))
     if totals.size != 1:
@@ -480,12 +471,8 @@ class PoissonGammaSynthesizer(_PoissonGammaBase):
 
     def log_pmf(self, z: Any, table: CountTable) -> np.ndarray:
         """Exact log P(synthetic counts z | table), z dense over all K cells (..., K); small tables only."""
-        if table.n_cells > 10**6:
-            raise TableTooLargeError("log_pmf builds dense vectors over all K cells; use it on small tables.")
+        z = dense_outputs(z, table, np.int64)
         c = self._cells(table, "log_pmf")
-        z = np.asarray(z, dtype=np.int64)
-        if z.shape[-1] != table.n_cells:
-            raise InvalidArgumentError(f"z must have {table.n_cells} counts in its last axis. Got shape {z.shape}.")
         r, q = self._nb_parameters(c)
         mask = np.ones(table.n_cells, dtype=bool)
         mask[c.index] = False
@@ -590,13 +577,17 @@ def _prior_rates(
     owner: str,
 ) -> np.ndarray:
     """Prior mean rates lambda_0 on the domain."""
-    if isinstance(prior, str) and prior.lower() == "national":
-        return np.full(domain.shape[0], y.sum() / n.sum())
     var = None
     if isinstance(prior, str) and prior.lower().startswith("regional:"):
         var = prior.split(":", 1)[1]
     elif isinstance(prior, tuple) and len(prior) == 2 and str(prior[0]).lower() == "regional":
         var = str(prior[1])
+    if var is None and prior_epsilon is not None:
+        raise InvalidArgumentError(
+            f"{owner}: prior_epsilon releases regional totals and applies to a regional prior only. Got prior={prior!r}."
+        )
+    if isinstance(prior, str) and prior.lower() == "national":
+        return np.full(domain.shape[0], y.sum() / n.sum())
     if var is not None:
         pos = table._position(var)
         region = unravel(domain, table.shape)[:, pos]
@@ -622,7 +613,7 @@ def _prior_rates(
         raise InvalidArgumentError(
             f"The 'prior' parameter of {owner} must be 'national', 'regional:VAR' or an array of rates. Got {prior!r}."
         )
-    _check_positive_param(prior, "prior", owner)
+    check_positive_values(prior, "prior", owner, table_allowed=True)
     return _per_cell(prior, "prior", domain, table)
 
 

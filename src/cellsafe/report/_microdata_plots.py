@@ -29,6 +29,18 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(plt: Any, fig: Any, path: "str | os.PathLike[str]") -> Path:
+    """Lay out, write atomically (format from the suffix, PNG without one) and close the figure."""
+    from ..io._atomic import atomic_path
+
+    fig.tight_layout()
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format=target.suffix.lstrip(".") or "png", dpi=110)
+    plt.close(fig)
+    return target
+
+
 def plot_univariate(
     original: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -43,7 +55,6 @@ def plot_univariate(
     Categorical variables (and numeric ones with at most ``max_categories`` values) get paired
     bars of relative frequencies; other numeric variables their two empirical CDFs.
     """
-    from ..io._atomic import atomic_path
     from ..metrics.microdata._data import is_categorical, joint_codes
 
     plt = _pyplot()
@@ -75,18 +86,11 @@ def plot_univariate(
     for ax in axes.ravel()[len(cols) :]:
         ax.set_visible(False)
     axes.ravel()[0].legend(fontsize=8)
-    fig.tight_layout()
-    target = Path(path)
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format=target.suffix.lstrip(".") or "png", dpi=110)
-    plt.close(fig)
-    return target
+    return _save(plt, fig, path)
 
 
 def plot_propensity(propensity: Any, path: "str | os.PathLike[str]", bins: int = 40) -> Path:
     """Histograms of the propensity scores of original and synthetic records (one result or several)."""
-    from ..io._atomic import atomic_path
-
     plt = _pyplot()
     results = list(propensity) if isinstance(propensity, (list, tuple)) else [propensity]
     fig, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.2), squeeze=False)
@@ -100,12 +104,7 @@ def plot_propensity(propensity: Any, path: "str | os.PathLike[str]", bins: int =
             f"implicate {i + 1}: pMSE ratio {r.pmse_ratio:.3g}, SPECKS {r.specks:.3f}, AUC {r.auc:.3f}", fontsize=8
         )
     axes.ravel()[0].legend(fontsize=8)
-    fig.tight_layout()
-    target = Path(path)
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format=target.suffix.lstrip(".") or "png", dpi=110)
-    plt.close(fig)
-    return target
+    return _save(plt, fig, path)
 
 
 def write_microdata_plots(

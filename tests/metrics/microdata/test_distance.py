@@ -59,6 +59,8 @@ def test_reference_sets_are_cut_to_the_same_size(adult):
         (lambda o: distance_to_closest_record(o, [o, o]), InvalidArgumentError),
         (lambda o: membership_inference(o, o, o.drop(columns="a"), columns=["a", "b"]), DataError),
         (lambda o: membership_inference(o, o, o, columns=["zz"]), DataError),
+        (lambda o: membership_inference(o, o, None), InvalidArgumentError),
+        (lambda o: distance_to_closest_record(o, o, o.iloc[:0]), DataError),
     ],
 )
 def test_bad_input(call, error):

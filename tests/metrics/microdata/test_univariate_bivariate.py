@@ -83,6 +83,7 @@ def test_bivariate_on_adult(adult, independent):
         (lambda: compare_univariate(pd.DataFrame({"a": [1]}), pd.DataFrame({"b": [1]})), DataError),
         (lambda: compare_univariate(pd.DataFrame({"a": [1]}), pd.DataFrame({"a": []})), DataError),
         (lambda: compare_bivariate(pd.DataFrame({"a": [1]}), [], columns=["a"]), InvalidArgumentError),
+        (lambda: compare_univariate(pd.DataFrame({"a": [1]}), [pd.DataFrame({"a": [1]})] * 2), InvalidArgumentError),
     ],
 )
 def test_bad_input(call, error):

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...exceptions import InvalidArgumentError
-from ._data import as_frames, check_columns, combined_key, joint_codes
+from ._data import as_frame_pair, check_columns, combined_key, joint_codes
 
 __all__ = ["AttributeDisclosure", "attribute_disclosure"]
 
@@ -106,9 +106,7 @@ def attribute_disclosure(
     >>> r.DiSCO == r.DiO == 1.0, r.repU == r.UiO == 0.5
     (True, True)
     """
-    if isinstance(synthetic, (list, tuple)):
-        raise InvalidArgumentError("attribute_disclosure takes one synthetic data set; call it once per implicate.")
-    orig, (syn,) = as_frames(original, synthetic, "attribute_disclosure")
+    orig, syn = as_frame_pair(original, synthetic, "attribute_disclosure")
     if isinstance(keys, str):
         keys = [keys]
     keys = list(keys)

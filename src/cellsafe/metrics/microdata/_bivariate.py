@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import InvalidArgumentError
-from ._data import as_frames, check_columns, is_categorical, joint_codes, numeric_values
+from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
 
 __all__ = ["BivariateComparison", "MatrixDifference", "compare_bivariate", "matrix_difference", "cramers_v"]
 
@@ -153,8 +153,7 @@ def compare_bivariate(
     >>> round(compare_bivariate(o, o).correlation.mae, 6)
     0.0
     """
-    orig, syn = as_frames(original, synthetic, "compare_bivariate")
-    s = syn[0]
+    orig, s = as_frame_pair(original, synthetic, "compare_bivariate")
     cols = check_columns({"original": orig, "synthetic": s}, columns, "compare_bivariate")
     cat = [c for c in cols if is_categorical(orig[c], categorical) or is_categorical(s[c], categorical)]
     num = [c for c in cols if c not in cat]

@@ -18,6 +18,7 @@ from ...exceptions import DataError, InvalidArgumentError
 
 __all__ = [
     "as_frames",
+    "as_frame_pair",
     "check_columns",
     "is_categorical",
     "joint_codes",
@@ -40,6 +41,14 @@ def as_frames(original: Any, synthetic: Any, owner: str) -> tuple[pd.DataFrame, 
     for i, s in enumerate(syn):
         if len(s) == 0:
             raise DataError(f"{owner}: synthetic data set {i} has no rows.")
+    return orig, syn
+
+
+def as_frame_pair(original: Any, synthetic: Any, owner: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The original frame and one synthetic frame; a list of implicates is refused."""
+    if isinstance(synthetic, (list, tuple)):
+        raise InvalidArgumentError(f"{owner} takes one synthetic data set; call it once per implicate.")
+    orig, (syn,) = as_frames(original, synthetic, owner)
     return orig, syn
 
 

@@ -25,10 +25,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..._frames import as_pandas
 from ..._random import as_generator
 from ..._validation import check_integer
-from ...exceptions import InvalidArgumentError
-from ._data import as_frames, check_columns, is_categorical, joint_codes, numeric_values
+from ...exceptions import DataError, InvalidArgumentError
+from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
 from ._propensity import roc_auc
 
 __all__ = ["DistanceToClosestRecord", "MembershipInference", "distance_to_closest_record", "membership_inference"]
@@ -73,6 +74,21 @@ def _nearest(qc: np.ndarray, qn: np.ndarray, rc: np.ndarray, rn: np.ndarray, p: 
             acc += np.abs(qn[a:b, j, None] - rn[None, :, j])
         out[a:b] = acc.min(axis=1) / p
     return out
+
+
+def _inputs(
+    original: Any, synthetic: Any, holdout: Any, n_sample: int | None, owner: str
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, int | None]:
+    """The checked original, synthetic and holdout frames (holdout None when not given) and n_sample."""
+    if n_sample is not None:
+        n_sample = check_integer(n_sample, "n_sample", owner, low=1)
+    orig, syn = as_frame_pair(original, synthetic, owner)
+    hold = None
+    if holdout is not None:
+        hold = as_pandas(holdout, "holdout")
+        if len(hold) == 0:
+            raise DataError(f"{owner}: the holdout data have no rows.")
+    return orig, syn, hold, n_sample
 
 
 def _sample(n: int, size: int | None, gen: np.random.Generator) -> np.ndarray:
@@ -199,15 +215,10 @@ def distance_to_closest_record(
     1.0
     """
     owner = "distance_to_closest_record"
-    if n_sample is not None:
-        n_sample = check_integer(n_sample, "n_sample", owner, low=1)
-    if isinstance(synthetic, (list, tuple)):
-        raise InvalidArgumentError(f"{owner} takes one synthetic data set; call it once per implicate.")
-    orig, (syn,) = as_frames(original, synthetic, owner)
+    orig, syn, hold, n_sample = _inputs(original, synthetic, holdout, n_sample, owner)
     gen = as_generator(rng)
     frames = {"original": orig, "synthetic": syn}
-    if holdout is not None:
-        hold, _ = as_frames(holdout, syn, owner)
+    if hold is not None:
         frames["holdout"] = hold
         n_ref = min(len(orig), len(hold))
         orig = orig.iloc[_sample(len(orig), n_ref, gen)]
@@ -216,7 +227,7 @@ def distance_to_closest_record(
         n_ref = len(orig)
     cols = check_columns(frames, columns, owner)
     syn = syn.iloc[_sample(len(syn), n_sample, gen)]
-    fr = [orig, syn] + ([hold] if holdout is not None else [])
+    fr = [orig, syn] + ([hold] if hold is not None else [])
     cat, num, p = _encode(fr, cols, categorical, owner)
     d_o = _nearest(cat[1], num[1], cat[0], num[0], p)
     if holdout is not None:
@@ -282,12 +293,9 @@ def membership_inference(
     1.0
     """
     owner = "membership_inference"
-    if n_sample is not None:
-        n_sample = check_integer(n_sample, "n_sample", owner, low=1)
-    if isinstance(synthetic, (list, tuple)):
-        raise InvalidArgumentError(f"{owner} takes one synthetic data set; call it once per implicate.")
-    orig, (syn,) = as_frames(original, synthetic, owner)
-    hold, _ = as_frames(holdout, syn, owner)
+    if holdout is None:
+        raise InvalidArgumentError(f"{owner} needs a holdout: records of the same population not used to synthesize.")
+    orig, syn, hold, n_sample = _inputs(original, synthetic, holdout, n_sample, owner)
     cols = check_columns({"original": orig, "synthetic": syn, "holdout": hold}, columns, owner)
     gen = as_generator(rng)
     n = min(len(orig), len(hold)) if n_sample is None else min(n_sample, len(orig), len(hold))

@@ -117,9 +117,10 @@ class MicrodataEvaluation:
         }
         risk: dict[str, Any] = {}
         if self.disclosure:
-            keys = [k for k in self.disclosure[0].summary() if k not in ("keys", "target", "n_original", "n_synthetic")]
-            for k in keys:
-                risk[k] = mean([d.summary()[k] for d in self.disclosure])
+            summaries = [d.summary() for d in self.disclosure]
+            for k in summaries[0]:
+                if k not in ("keys", "target", "n_original", "n_synthetic"):
+                    risk[k] = mean([d[k] for d in summaries])
             risk["keys"] = list(self.disclosure[0].keys)
             risk["target"] = self.disclosure[0].target
         if self.dcr is not None:

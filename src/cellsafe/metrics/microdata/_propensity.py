@@ -28,7 +28,7 @@ import pandas as pd
 from ..._random import as_generator
 from ..._validation import check_in, check_integer, check_real
 from ...exceptions import InvalidArgumentError
-from ._data import as_frames, check_columns, is_categorical, joint_codes, numeric_values
+from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
 from ...fitting.regression import _expit, fit_logistic, weighted_gram
 
 __all__ = ["PropensityResult", "propensity_metrics", "ks_distance", "roc_auc"]
@@ -322,9 +322,7 @@ def propensity_metrics(
     n_permutations = check_integer(n_permutations, "n_permutations", _OWNER, low=1)
     cp = check_real(cp, "cp", _OWNER, low=0.0)
     min_samples_leaf = check_integer(min_samples_leaf, "min_samples_leaf", _OWNER, low=1)
-    if isinstance(synthetic, (list, tuple)):
-        raise InvalidArgumentError(f"{_OWNER} takes one synthetic data set; call it once per implicate.")
-    orig, (syn,) = as_frames(original, synthetic, _OWNER)
+    orig, syn = as_frame_pair(original, synthetic, _OWNER)
     cols = check_columns({"original": orig, "synthetic": syn}, columns, _OWNER)
     gen = as_generator(rng)
     n_o, n_s = len(orig), len(syn)

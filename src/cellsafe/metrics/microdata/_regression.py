@@ -19,7 +19,6 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..._validation import check_in, check_real
 from ...exceptions import DataError, InvalidArgumentError
@@ -220,6 +219,8 @@ def regression_utility(
         comb = combine_fully_synthetic(q, u, len(orig), [len(s) for s in syns])
     else:
         comb = combine_partially_synthetic(q, u)
+    from scipy import stats
+
     alpha = 1 - level
     lo_s, up_s = comb.conf_int(alpha)
     zq = stats.t.isf(alpha / 2, df_o) if np.isfinite(df_o) else stats.norm.isf(alpha / 2)

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..._validation import check_in, check_integer
 from ...exceptions import InvalidArgumentError
-from ._data import as_frames, check_columns, is_categorical, joint_codes, numeric_values
+from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
 
 __all__ = ["TableUtility", "table_utility", "table_utilities", "coded_columns"]
 
@@ -186,9 +186,7 @@ def table_utility(
     1.0667
     """
     ngroups = check_integer(ngroups, "ngroups", "table_utility", low=2)
-    if isinstance(synthetic, (list, tuple)):
-        raise InvalidArgumentError("table_utility takes one synthetic data set; call it once per implicate.")
-    orig, (syn,) = as_frames(original, synthetic, "table_utility")
+    orig, syn = as_frame_pair(original, synthetic, "table_utility")
     vars_ = check_columns({"original": orig, "synthetic": syn}, list(variables), "table_utility")
     co, cs, size = coded_columns(orig, syn, vars_, ngroups, categorical)
     o, s, n_cells = _table_counts(co, cs, size, vars_)
@@ -235,9 +233,7 @@ def table_utilities(
     """
     tables = check_in(tables, "tables", "table_utilities", ("oneway", "twoway", "threeway"))
     ngroups = check_integer(ngroups, "ngroups", "table_utilities", low=2)
-    if isinstance(synthetic, (list, tuple)):
-        raise InvalidArgumentError("table_utilities takes one synthetic data set; call it once per implicate.")
-    orig, (syn,) = as_frames(original, synthetic, "table_utilities")
+    orig, syn = as_frame_pair(original, synthetic, "table_utilities")
     cols = check_columns({"original": orig, "synthetic": syn}, columns, "table_utilities")
     if third_var is not None:
         if tables != "threeway":

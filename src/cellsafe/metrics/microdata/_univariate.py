@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ._data import as_frames, check_columns, is_categorical, joint_codes, numeric_values
+from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
 
 __all__ = ["UnivariateComparison", "compare_univariate"]
 
@@ -104,8 +104,7 @@ def compare_univariate(
     >>> round(u.total_variation["sex"], 4)
     0.3333
     """
-    orig, syn = as_frames(original, synthetic, "compare_univariate")
-    s = syn[0]
+    orig, s = as_frame_pair(original, synthetic, "compare_univariate")
     cols = check_columns({"original": orig, "synthetic": s}, columns, "compare_univariate")
     freq_rows: list[pd.DataFrame] = []
     stat_rows: list[dict[str, Any]] = []
