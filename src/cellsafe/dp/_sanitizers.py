@@ -23,7 +23,7 @@ import os
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .._random import RNGLike, as_generator
 from .._validation import check_in, check_real
@@ -173,7 +173,9 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0, calib
         return math.exp(special.log_ndtr(hi)) - math.exp(eps + special.log_ndtr(lo)) - dl
 
     a, b = math.log(sens) - 30.0, math.log(sens) + 30.0
-    return math.exp(optimize.brentq(excess, a, b, xtol=1e-13))
+    from scipy.optimize import brentq  # imported here: scipy.optimize is slow to import
+
+    return math.exp(brentq(excess, a, b, xtol=1e-13))
 
 
 def _discrete_delta(sigma: float, eps: float, sens: int) -> float:

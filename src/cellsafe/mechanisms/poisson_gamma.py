@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from .._random import RNGLike, as_generator, as_seed_sequence, stream
 from .._validation import check_integer, check_real
@@ -188,7 +187,9 @@ def _tilt(r: np.ndarray, q: np.ndarray, total: int) -> np.ndarray:
         return float(np.sum(r * (u * c) / (1.0 - u * c))) - total
 
     hi = 1.0 - 1e-15
-    u = optimize.brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-12) if excess(hi) > 0 else hi
+    from scipy.optimize import brentq  # imported here: scipy.optimize is slow to import
+
+    u = brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-12) if excess(hi) > 0 else hi
     return u * c / (1.0 - u * c)
 
 

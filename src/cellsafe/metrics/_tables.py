@@ -20,7 +20,6 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._validation import check_real
 from ..exceptions import DataError, InvalidArgumentError
@@ -48,6 +47,16 @@ def _as_tables(original: Any, synthetic: Any) -> tuple[CountTable, list[CountTab
                 f"({s.names} against {original.names}); build both from the same variables."
             )
     return original, syn
+
+
+def _trim_mean(values: np.ndarray, trim: float) -> float:
+    """Mean after cutting ``trim`` of the values from each end (scipy.stats.trim_mean, imported late:
+    scipy.stats costs a second at import and only this line needs it)."""
+    if values.size == 0:
+        return math.nan
+    from scipy.stats import trim_mean
+
+    return float(trim_mean(values, trim))
 
 
 def _counts_arg(k: Any) -> np.ndarray:
@@ -302,7 +311,7 @@ def table_metrics(
             "squared_error": float(np.sum((g.astype(np.float64) - f) ** 2)),
             "hellinger_distance": hd,
             "hellinger_utility": 1.0 - hd / math.sqrt(float(original.total)) if original.total > 0 else math.nan,
-            "trimmed_mean_pct_diff": float(stats.trim_mean(pct, trim)) if pct.size else math.nan,
+            "trimmed_mean_pct_diff": _trim_mean(pct, trim),
             "total": float(s.total),
         }
         for i, kv in enumerate(kk.tolist()):

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from scipy import optimize
 
 from .. import apriori
 from ..exceptions import InvalidArgumentError
@@ -271,7 +270,9 @@ def _root(
         x = float(grid[exact[0]])
     elif cross.size:
         i = int(cross[0])
-        x = float(optimize.brentq(f, float(grid[i]), float(grid[i + 1]), xtol=xtol, rtol=4 * np.finfo(float).eps))
+        from scipy.optimize import brentq  # imported here: scipy.optimize is slow to import
+
+        x = float(brentq(f, float(grid[i]), float(grid[i + 1]), xtol=xtol, rtol=4 * np.finfo(float).eps))
     else:
         offset = 0.0 if tgt.zero_share else tgt.value
         reach = vals[finite] + offset
