@@ -7,12 +7,12 @@ import argparse
 from ._common import (
     EXAMPLES_FORMATTER,
     add_distribution_options,
-    add_input_options,
-    load_table,
+    add_table_input,
     parse_counts,
     parse_float_list,
     print_json,
     synthesizer_from_args,
+    table_from_args,
 )
 
 _EXAMPLES = """\
@@ -39,9 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
     )
-    p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
-    add_input_options(p)
-    p.add_argument("--structural-zeros", metavar="FILE", help="CSV/Parquet listing impossible combinations")
+    add_table_input(p)
     add_distribution_options(p)
     p.add_argument("--k", default="0,1,2,3", metavar="K,K", help="counts for the tau metrics (default 0,1,2,3)")
     p.add_argument("--p", default="0.5,1,5,10,50", metavar="P,P", help="percentages for 'within p%%' (default 0.5,1,5,10,50)")
@@ -59,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     k = parse_counts(args.k, "--k")
     p = parse_float_list(args.p, "--p")
     d = parse_float_list(args.d, "--d") if args.d.strip() else []
-    table = load_table(args.input, args.variables, args.count, args.structural_zeros)
+    table = table_from_args(args)
     result = apriori.assess(table, mech, k=k, m=args.m, p=p, d=d, hellinger=not args.no_hellinger)
     if args.json:
         print_json(result.to_dict())

@@ -23,6 +23,8 @@ __all__ = [
     "print_json",
     "seed_from_args",
     "add_distribution_options",
+    "add_table_input",
+    "table_from_args",
     "distribution_from_args",
     "synthesizer_from_args",
 ]
@@ -71,6 +73,20 @@ def add_input_options(p: argparse.ArgumentParser, *, count: bool = True) -> None
             default=None,
             help="frequency column: INPUT is a frequency table (one row per cell) instead of microdata",
         )
+
+
+def add_table_input(p: argparse.ArgumentParser) -> None:
+    """INPUT, --variables, --count and --structural-zeros: the original table of a command."""
+    p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
+    add_input_options(p)
+    p.add_argument(
+        "--structural-zeros", metavar="FILE", help="CSV/Parquet listing impossible combinations of the variables"
+    )
+
+
+def table_from_args(args: argparse.Namespace) -> CountTable:
+    """The table named by the options of :func:`add_table_input`."""
+    return load_table(args.input, args.variables, args.count, args.structural_zeros)
 
 
 def add_seed_option(p: argparse.ArgumentParser) -> None:

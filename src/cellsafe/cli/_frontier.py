@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_list
+from ._common import EXAMPLES_FORMATTER, add_table_input, parse_list, table_from_args
 
 _EXAMPLES = """\
 examples:
@@ -35,9 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
     )
-    p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
-    add_input_options(p)
-    p.add_argument("--structural-zeros", metavar="FILE", help="CSV/Parquet listing impossible combinations")
+    add_table_input(p)
     p.add_argument("--families", default="poisson,nbi,pig,gaf", metavar="F,F", help="families for the default grid")
     p.add_argument(
         "--grid", default="100", metavar="N|FILE", help="number of settings of the default grid (default 100), or a CSV"
@@ -81,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     n, grid = _grid(args.grid)
     if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
         raise InvalidArgumentError(f"--plot must end in .png or .svg. Got {args.plot!r}.")
-    table = load_table(args.input, args.variables, args.count, args.structural_zeros)
+    table = table_from_args(args)
     result = frontier(
         table, grid, families=families, n=n or 100, alpha=args.alpha, risk=args.risk, utility=args.utility
     )

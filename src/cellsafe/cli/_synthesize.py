@@ -11,11 +11,11 @@ from ..io._atomic import ensure_writable_dir
 from ._common import (
     EXAMPLES_FORMATTER,
     add_distribution_options,
-    add_input_options,
+    add_table_input,
     add_seed_option,
-    load_table,
     seed_from_args,
     synthesizer_from_args,
+    table_from_args,
 )
 
 _EXAMPLES = """\
@@ -45,10 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
     )
-    p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
-    add_input_options(p)
+    add_table_input(p)
     add_distribution_options(p)
-    p.add_argument("--structural-zeros", metavar="FILE", help="CSV/Parquet listing impossible combinations of the variables")
     p.add_argument("-m", type=int, default=1, dest="m", help="number of synthetic tables (implicates), default 1")
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="DIR", help="folder for synthetic_1.csv ... synthetic_M.csv")
@@ -61,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     synth = synthesizer_from_args(args)  # validate parameters before reading data
     out_dir = ensure_writable_dir(args.output)
     t0 = time.perf_counter()
-    table = load_table(args.input, args.variables, args.count, args.structural_zeros)
+    table = table_from_args(args)
     tables = synth.sample(table, m=args.m, rng=seed_from_args(args), progress=not args.quiet)
     paths = []
     for i, syn in enumerate(tables, start=1):

@@ -7,11 +7,11 @@ import argparse
 from ._common import (
     EXAMPLES_FORMATTER,
     add_distribution_options,
-    add_input_options,
-    load_table,
+    add_table_input,
     parse_float_list,
     print_json,
     synthesizer_from_args,
+    table_from_args,
 )
 
 _EXAMPLES = """\
@@ -43,9 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
     )
-    p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
-    add_input_options(p)
-    p.add_argument("--structural-zeros", metavar="FILE", help="CSV/Parquet listing impossible combinations")
+    add_table_input(p)
     add_distribution_options(p)
     p.add_argument("--solve", required=True, choices=("alpha", "sigma", "nu", "zeros_to_ones"), help="parameter to solve for")
     p.add_argument("--target", required=True, metavar="METRIC=VALUE", help="'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000', 'tau1(0)=tau2(0)'")
@@ -73,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidArgumentError(f"--bounds must be two numbers LO,HI. Got {args.bounds!r}.")
         bounds = (b[0], b[1])
     mech = synthesizer_from_args(args)
-    table = load_table(args.input, args.variables, args.count, args.structural_zeros)
+    table = table_from_args(args)
     result = tune(table, mech, args.solve, target, bounds=bounds, m=args.m)
     if args.json:
         print_json(result.to_dict())
