@@ -10,19 +10,11 @@ tuning solve < 1 s; a 100-point frontier < 10 s.
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
 
-
-def _best(fn, repeat: int = 3) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from _timing import best_time
 
 
 def main() -> None:
@@ -46,13 +38,13 @@ def main() -> None:
         cs = apriori.cell_sizes(sizes)
         return apriori.tau(cs, mech), apriori.expected_squared_error(cs, mech)
 
-    t_a, (tau, loss) = _best(apriori_tau_loss)
+    t_a, (tau, loss) = best_time(apriori_tau_loss)
 
     def mc_tau_loss():
         [syn] = mech.sample(table, rng=1)
         return table_metrics(table, syn, k=[0, 1, 2, 3], p=[50])
 
-    t_mc, emp = _best(mc_tau_loss, repeat=1)
+    t_mc, emp = best_time(mc_tau_loss, repeat=1)
     rows.append(("tau(0..3) + expected loss", t_a, t_mc, 0.05))
     print(
         f"  tau4(1) a priori {tau.at[1, 'tau4']:.4f}, one implicate {emp.tau.at[1, 'tau4']:.4f}; "
@@ -60,18 +52,18 @@ def main() -> None:
     )
 
     # 2. one tuning solve: sigma with tau4(1) = 0.5
-    t_a, res = _best(lambda: tune(sizes, SaturatedSynthesizer(NBI(1.0)), "sigma", "tau4(1)=0.5"), repeat=1)
+    t_a, res = best_time(lambda: tune(sizes, SaturatedSynthesizer(NBI(1.0)), "sigma", "tau4(1)=0.5"), repeat=1)
 
     def mc_check():
         [syn] = res.mechanism.sample(table, rng=2)
         return table_metrics(table, syn, k=[1], p=[50]).tau.at[1, "tau4"]
 
-    t_mc, emp_t4 = _best(mc_check, repeat=1)
+    t_mc, emp_t4 = best_time(mc_check, repeat=1)
     rows.append(("tune sigma for tau4(1)=0.5", t_a, t_mc, 1.0))
     print(f"  sigma = {res.value:.6g} ({res.n_evaluations} evaluations); one implicate gives tau4(1) = {emp_t4:.4f}")
 
     # 3. the default 100-point frontier; Monte Carlo timed on 5 of its settings, scaled to 100
-    t_a, fr = _best(lambda: frontier(sizes), repeat=1)
+    t_a, fr = best_time(lambda: frontier(sizes), repeat=1)
     grid = default_grid()
     picks = [grid[i] for i in np.linspace(0, len(grid) - 1, 5).astype(int)]
 
@@ -83,7 +75,7 @@ def main() -> None:
             out.append(table_metrics(table, syn, k=[1], p=[50]).tau.at[1, "tau4"])
         return out
 
-    t_mc5, _ = _best(mc_frontier, repeat=1)
+    t_mc5, _ = best_time(mc_frontier, repeat=1)
     rows.append(("frontier, 100 settings", t_a, t_mc5 * len(grid) / len(picks), 10.0))
     by_family = fr.points.groupby("family").size().to_dict()
     print(f"  {len(fr.points)} settings {by_family}, {int(fr.points.efficient.sum())} efficient")

@@ -15,9 +15,9 @@ each against a baseline timed in the same process:
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from _timing import best_time
 
 N_CELLS = 333_660
 COUNTS_1_10 = [119_917, 51_412, 25_952, 19_450, 13_076, 10_345, 7_947, 7_077, 5_809, 5_163]
@@ -30,15 +30,6 @@ def esc_means(seed: int = 1) -> np.ndarray:
     n_big = N_CELLS - small.size
     big = 11 + rng.geometric(1.0 / 100.6, size=n_big) - 1
     return np.concatenate([small, big]).astype(np.float64)
-
-
-def _best(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def pig_by_inversion(mu: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
@@ -69,20 +60,20 @@ def main() -> None:
     print(f"{mu.size:,} cells, mean count {mu.mean():.1f}")
     rows = []
     for sigma in (0.1, 1.0, 10.0):
-        t_nbi = _best(lambda: NBI(sigma).sample(mu, rng=1))
-        t_pig = _best(lambda: PIG(sigma).sample(mu, rng=1))
+        t_nbi = best_time(lambda: NBI(sigma).sample(mu, rng=1))[0]
+        t_pig = best_time(lambda: PIG(sigma).sample(mu, rng=1))[0]
         rows.append((f"sample PIG / NBI, sigma={sigma:g}", t_pig, t_nbi))
-    t_nbi = _best(lambda: NBI(1.0).sample(mu, rng=1))
-    rows.append(("sample Poisson / NBI", _best(lambda: Poisson().sample(mu, rng=1)), t_nbi))
-    rows.append(("sample GAF(1, -0.5) / NBI", _best(lambda: GAF(1.0, -0.5).sample(mu, rng=1)), t_nbi))
+    t_nbi = best_time(lambda: NBI(1.0).sample(mu, rng=1))[0]
+    rows.append(("sample Poisson / NBI", best_time(lambda: Poisson().sample(mu, rng=1))[0], t_nbi))
+    rows.append(("sample GAF(1, -0.5) / NBI", best_time(lambda: GAF(1.0, -0.5).sample(mu, rng=1))[0], t_nbi))
     for sigma in (0.1, 1.0):
-        t_inv = _best(lambda: pig_by_inversion(mu, sigma, np.random.default_rng(1)), repeat=1)
-        t_mix = _best(lambda: PIG(sigma).sample(mu, rng=1))
+        t_inv = best_time(lambda: pig_by_inversion(mu, sigma, np.random.default_rng(1)), repeat=1)[0]
+        t_mix = best_time(lambda: PIG(sigma).sample(mu, rng=1))[0]
         rows.append((f"PIG cdf inversion / mixture, sigma={sigma:g}", t_inv, t_mix))
     distinct = np.unique(mu)
     k = np.arange(61)[:, None]
-    t_pmf_nbi = _best(lambda: NBI(1.0).pmf(k, distinct))
-    t_pmf_pig = _best(lambda: PIG(1.0).pmf(k, distinct))
+    t_pmf_nbi = best_time(lambda: NBI(1.0).pmf(k, distinct))[0]
+    t_pmf_pig = best_time(lambda: PIG(1.0).pmf(k, distinct))[0]
     rows.append((f"pmf PIG / NBI, k=0..60 x {distinct.size} means", t_pmf_pig, t_pmf_nbi))
     width = max(len(r[0]) for r in rows)
     for name, t, base in rows:

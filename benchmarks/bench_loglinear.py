@@ -16,19 +16,9 @@ distort the ratio.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-
-def _time(fn, repeat: int = 1):
-    """Best wall time of ``repeat`` runs, and the last result."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from _timing import best_time
 
 
 def _bench_ipf(table) -> None:
@@ -39,11 +29,11 @@ def _bench_ipf(table) -> None:
     from cellsafe.fitting import ipf
 
     model = "(" + " + ".join(table.names) + ")^2"
-    t_first, res = _time(lambda: ipf(table, model))
-    t_ours, res = _time(lambda: ipf(table, model), repeat=3)
+    t_first, res = best_time(lambda: ipf(table, model), repeat=1)
+    t_ours, res = best_time(lambda: ipf(table, model), repeat=3)
     print(f"cellsafe ipf: {res!r}")
     print(f"  {t_ours:.2f} s for {res.n_iter} cycles, best of 3 (target < 2 s); first call {t_first:.2f} s")
-    t_plain, plain = _time(lambda: ipf(table, model, accelerate=False), repeat=2)
+    t_plain, plain = best_time(lambda: ipf(table, model, accelerate=False), repeat=2)
     print(f"  without extrapolation: {t_plain:.2f} s for {plain.n_iter} cycles")
     try:
         from ipfn import ipfn
@@ -73,7 +63,7 @@ def _bench_ipf(table) -> None:
 
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        t_ipfn, theirs = _time(run_ipfn)
+        t_ipfn, theirs = best_time(run_ipfn, repeat=1)
     same = float(np.max(np.abs(plain.fitted.dense() - theirs)))
     to_acc = float(np.max(np.abs(res.fitted.dense() - theirs)))
     print(
@@ -114,12 +104,12 @@ def _bench_glm(table) -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t_ours, fit = _time(lambda: fit_loglinear(three, model), repeat=3)
+        t_ours, fit = best_time(lambda: fit_loglinear(three, model), repeat=3)
     print(f"cellsafe fit_loglinear: {fit!r}")
     X, _ = loglinear_design(three, model)
     y = three.lookup(np.arange(three.n_cells)).astype(np.float64)
     Xd = X.toarray()
-    t_dense, _ = _time(lambda: _dense_irls(Xd, y, fit.n_iter))
+    t_dense, _ = best_time(lambda: _dense_irls(Xd, y, fit.n_iter), repeat=1)
     print(
         f"  {t_ours:.2f} s, best of 3 (target < 2 s); dense IRLS, same {fit.n_iter} iterations: {t_dense:.2f} s; "
         f"dense/cellsafe = {t_dense / t_ours:.1f}x"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -32,6 +31,8 @@ from cellsafe.metrics.microdata import (
     propensity_metrics,
     table_utilities,
 )
+
+from _timing import timed
 
 DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "reference" / "adult" / "adult.csv.gz"
 KEYS = ["age", "sex", "race", "occupation"]
@@ -77,12 +78,6 @@ def _naive_twoway_vw(o: pd.DataFrame, s: pd.DataFrame) -> float:
     return float(np.mean(vals))
 
 
-def _timed(f, *a, **k):
-    t = time.perf_counter()
-    out = f(*a, **k)
-    return out, time.perf_counter() - t
-
-
 def main(path: str | None = None) -> None:
     adult = pd.read_csv(Path(path) if path else DEFAULT)
     gen = np.random.default_rng(2026)
@@ -90,7 +85,7 @@ def main(path: str | None = None) -> None:
     holdout = adult.sample(10000, random_state=1)
     print(f"Adult: {len(adult)} records, {adult.shape[1]} variables; independent-column synthetic data")
 
-    ev, t_all = _timed(
+    ev, t_all = timed(
         evaluate_microdata, adult, synthetic, keys=KEYS, target=TARGET, holdout=holdout, n_sample=1000, rng=1
     )
     s = ev.to_dict()
@@ -99,22 +94,22 @@ def main(path: str | None = None) -> None:
           f"AUC {s['utility']['auc']:.3f}, repU {s['risk']['repU']:.4f}, DiSCO {s['risk']['DiSCO']:.4f}, "
           f"TCAP {s['risk']['TCAP']:.4f}")
 
-    _, t_p = _timed(propensity_metrics, adult, synthetic, rng=1)
+    _, t_p = timed(propensity_metrics, adult, synthetic, rng=1)
     print(f"  propensity (logit, {ev.propensity[0].n_params} parameters):   {t_p:7.2f} s")
-    tabs, t_t = _timed(lambda: [table_utilities(adult, synthetic, tables=w) for w in ("oneway", "twoway", "threeway")])
+    tabs, t_t = timed(lambda: [table_utilities(adult, synthetic, tables=w) for w in ("oneway", "twoway", "threeway")])
     print(f"  tables ({sum(len(x) for x in tabs)} one/two/three-way):     {t_t:7.2f} s")
-    ad, t_a = _timed(attribute_disclosure, adult, synthetic, KEYS, TARGET)
+    ad, t_a = timed(attribute_disclosure, adult, synthetic, KEYS, TARGET)
     print(f"  attribute disclosure:                 {t_a:7.2f} s")
-    _, t_d = _timed(distance_to_closest_record, adult, synthetic, holdout, n_sample=1000, rng=1)
-    _, t_m = _timed(membership_inference, adult, synthetic, holdout, n_sample=1000, rng=1)
+    _, t_d = timed(distance_to_closest_record, adult, synthetic, holdout, n_sample=1000, rng=1)
+    _, t_m = timed(membership_inference, adult, synthetic, holdout, n_sample=1000, rng=1)
     print(f"  distance to closest record:           {t_d:7.2f} s")
     print(f"  membership inference:                 {t_m:7.2f} s")
 
-    (disco, repu), t_nd = _timed(_naive_disco, adult, synthetic, KEYS, TARGET)
+    (disco, repu), t_nd = timed(_naive_disco, adult, synthetic, KEYS, TARGET)
     assert abs(disco - ad.DiSCO) < 1e-12 and abs(repu - ad.repU) < 1e-12
     print(f"baseline DiSCO/repU (Python loops):     {t_nd:7.2f} s   ratio baseline / cellsafe = {t_nd / t_a:6.1f}")
-    two, t_2 = _timed(table_utilities, adult, synthetic, tables="twoway", categorical=list(adult.columns))
-    nv, t_n2 = _timed(_naive_twoway_vw, adult, synthetic)
+    two, t_2 = timed(table_utilities, adult, synthetic, tables="twoway", categorical=list(adult.columns))
+    nv, t_n2 = timed(_naive_twoway_vw, adult, synthetic)
     assert abs(nv - two["S_VW"].mean()) < 1e-9 * max(1.0, nv)
     print(f"baseline two-way VW (Python loops):     {t_n2:7.2f} s   ratio baseline / cellsafe = {t_n2 / t_2:6.1f}")
 

@@ -9,9 +9,9 @@ Run: ``python benchmarks/bench_published.py``
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from _timing import timed
 
 
 def _problem(shape, formula, seed):
@@ -28,12 +28,6 @@ def _problem(shape, formula, seed):
     return t, pub, z
 
 
-def _timed(f, *a, **k):
-    t0 = time.perf_counter()
-    out = f(*a, **k)
-    return out, time.perf_counter() - t0
-
-
 def main() -> None:
     from scipy.optimize import lsq_linear
 
@@ -42,8 +36,8 @@ def main() -> None:
     formula = "a*b + a*c + b*c"
     # large: 80 x 50 x 25 = 100,000 inner cells, 7,406 published cells
     t, pub, z = _problem((80, 50, 25), formula, 1)
-    res, t_restore = _timed(restore_additivity, pub.X, z)
-    fit, t_ipf = _timed(expected_inner, pub, res.fitted)
+    res, t_restore = timed(restore_additivity, pub.X, z)
+    fit, t_ipf = timed(expected_inner, pub, res.fitted)
     print(f"large: {pub.n_inner:,} inner x {pub.n_published:,} published cells")
     print(f"  restore_additivity: {t_restore:.2f} s ({res.n_iter} fits, converged={res.converged})")
     print(f"  expected_inner (IPF): {t_ipf:.2f} s ({fit.n_iter} cycles, max margin error {fit.max_margin_error:.2g})")
@@ -54,15 +48,15 @@ def main() -> None:
 
     rng = np.random.default_rng(3)
     sparse = CountTable.from_dense(rng.poisson(rng.gamma(0.1, 0.6, (80, 50, 25))), list(t.variables))
-    rounded, t_scr = _timed(SmallCountRounding(formula, base=3).round, sparse, rng=1)
+    rounded, t_scr = timed(SmallCountRounding(formula, base=3).round, sparse, rng=1)
     print(f"  small count rounding of a sparse table: {t_scr:.2f} s ({rounded.n_iter} iterations, "
           f"{rounded.n_changed:,} inner cells changed)")
 
     # small enough for the dense baseline: 15 x 10 x 8 = 1,200 inner, 384 published
     t, pub, z = _problem((15, 10, 8), formula, 2)
-    ours, t_ours = _timed(restore_additivity, pub.X, z)
+    ours, t_ours = timed(restore_additivity, pub.X, z)
     A = pub.X.T.toarray()
-    base, t_base = _timed(lsq_linear, A, z, bounds=(0, np.inf))
+    base, t_base = timed(lsq_linear, A, z, bounds=(0, np.inf))
     fitted_base = A @ base.x
     print(f"small: {pub.n_inner:,} inner x {pub.n_published:,} published cells")
     print(f"  restore_additivity: {t_ours:.3f} s; scipy lsq_linear (dense, y >= 0): {t_base:.3f} s")

@@ -8,21 +8,12 @@ Targets (issue 2): cellsafe at least 5x faster than dense; PIG within 2x of NBI 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 import cellsafe
 from cellsafe.mechanisms.saturated import SaturatedSynthesizer
 
-
-def _best(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from _timing import best_time
 
 
 def _dense(name: str, dist, mu: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -57,9 +48,9 @@ def main() -> None:
     sparse_times = {}
     for name, dist in families.items():
         synth = SaturatedSynthesizer(dist)
-        t_sparse = _best(lambda: synth.sample(table, m=1, rng=1))
+        t_sparse = best_time(lambda: synth.sample(table, m=1, rng=1))[0]
         rng = np.random.default_rng(1)
-        t_dense = _best(lambda: _dense(name, dist, dense_mu, rng))
+        t_dense = best_time(lambda: _dense(name, dist, dense_mu, rng))[0]
         sparse_times[name] = t_sparse
         print(f"{name:8s} {t_sparse:11.3f} {t_dense:9.3f} {t_dense / t_sparse:15.1f}x")
     print(f"PIG / NBI time ratio: {sparse_times['pig'] / sparse_times['nbi']:.2f} (target <= 2)")
