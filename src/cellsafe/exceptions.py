@@ -13,6 +13,7 @@ __all__ = [
     "DataError",
     "TableTooLargeError",
     "ConvergenceError",
+    "BudgetExceededError",
     "CellsafeWarning",
     "ConvergenceWarning",
 ]
@@ -36,6 +37,10 @@ class TableTooLargeError(CellsafeError, MemoryError):
 
 class ConvergenceError(CellsafeError, RuntimeError):
     """An iterative algorithm failed to reach its tolerance and the caller asked for strictness."""
+
+
+class BudgetExceededError(CellsafeError):
+    """A release would take the total privacy loss beyond the budget of a privacy accountant."""
 
 
 class CellsafeWarning(UserWarning):

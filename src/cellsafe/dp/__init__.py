@@ -4,7 +4,8 @@ The fixed-total DP synthesizers live in :mod:`cellsafe.mechanisms` (multinomial-
 Poisson-gamma, 004); this package holds the tools around them.
 """
 
-from ._accountant import BudgetExceededError, BudgetSummary, PrivacyAccountant, Release
+from ..exceptions import BudgetExceededError
+from ._accountant import BudgetSummary, PrivacyAccountant, Release
 from ._postprocess import clip_negative, make_counts, restore_additivity, round_to_total
 from ._randomized_response import (
     randomized_response,

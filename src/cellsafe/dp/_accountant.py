@@ -21,15 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import check_real
-from ..exceptions import CellsafeError, DataError, InvalidArgumentError
+from ..exceptions import BudgetExceededError, DataError, InvalidArgumentError
 
-__all__ = ["PrivacyAccountant", "Release", "BudgetExceededError", "BudgetSummary"]
+__all__ = ["PrivacyAccountant", "Release", "BudgetSummary"]
 
 _TOL = 1e-12
-
-
-class BudgetExceededError(CellsafeError):
-    """A release would take the total privacy loss beyond the budget."""
 
 
 @dataclass(frozen=True)
