@@ -6,6 +6,15 @@ or a :class:`numpy.random.Generator`.  Mechanisms that draw per cell turn it int
 keyed by *(purpose, implicate, block)* (:func:`stream`).  Because a block's stream depends only
 on its key, a table computed in one piece, in chunks of blocks, or on many workers gets the same
 numbers.
+
+The one block scheme
+--------------------
+Blocks are ranges of flat indices: block ``b`` of a table with ``n_cells`` cells holds the flat
+indices ``[b * 2**bits, (b + 1) * 2**bits)`` with ``bits = block_bits(n_cells)``: at least 2**20
+cells per block, and at most 2**12 blocks, however large the table (a table of 6e17 possible cells
+has about 2,100 blocks of 2**48 flat indices, most of them empty).  The size depends on the table's shape
+only, never on its counts, so a partition of a distributed engine that holds whole blocks computes
+exactly what one process computes.  Every sampler that draws per cell uses this scheme.
 """
 
 from __future__ import annotations
@@ -19,7 +28,24 @@ from .exceptions import InvalidArgumentError
 
 RNGLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator, str]
 
-__all__ = ["RNGLike", "as_generator", "as_seed_sequence", "stream"]
+__all__ = [
+    "RNGLike",
+    "as_generator",
+    "as_seed_sequence",
+    "stream",
+    "block_bits",
+    "block_size",
+    "n_blocks",
+    "block_starts",
+    "MIN_BLOCK_BITS",
+    "MAX_BLOCK_COUNT_BITS",
+]
+
+#: A block holds at least 2**MIN_BLOCK_BITS flat indices ...
+MIN_BLOCK_BITS = 20
+#: ... and a table has at most 2**MAX_BLOCK_COUNT_BITS blocks.  Both are part of the definition of
+#: every seeded output: changing them changes which numbers a seed produces.
+MAX_BLOCK_COUNT_BITS = 12
 
 
 def as_seed_sequence(rng: RNGLike) -> np.random.SeedSequence:
@@ -63,3 +89,38 @@ def stream(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
     """
     child = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in key))
     return np.random.Generator(np.random.PCG64(child))
+
+
+# ---------------------------------------------------------------------- the block scheme
+def block_bits(n_cells: int) -> int:
+    """log2 of the number of flat indices per block for a table of ``n_cells`` cells.
+
+    Examples
+    --------
+    >>> block_bits(3_468_640), block_bits(6 * 10**17)
+    (20, 48)
+    """
+    need = max(int(n_cells) - 1, 1).bit_length()  # bits that address every flat index
+    return max(MIN_BLOCK_BITS, need - MAX_BLOCK_COUNT_BITS)
+
+
+def block_size(n_cells: int) -> int:
+    """Flat indices per block (a power of two)."""
+    return 1 << block_bits(n_cells)
+
+
+def n_blocks(n_cells: int) -> int:
+    """Number of blocks covering ``[0, n_cells)``."""
+    return -(-int(n_cells) // block_size(n_cells))
+
+
+def block_starts(index: np.ndarray, n_cells: int) -> np.ndarray:
+    """Positions in the sorted flat indices ``index`` where each block starts.
+
+    Returns an int64 array of length ``n_blocks(n_cells) + 1``: the cells of block ``b`` are
+    ``index[starts[b]:starts[b + 1]]``.  Binary search on the sorted keys: O(blocks log n).
+    """
+    size = block_size(n_cells)
+    edges = np.arange(n_blocks(n_cells) + 1, dtype=np.int64) * size
+    edges[-1] = max(int(n_cells), 0)
+    return np.searchsorted(index, edges, side="left").astype(np.int64)

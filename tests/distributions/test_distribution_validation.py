@@ -32,7 +32,7 @@ BAD_CONSTRUCTION = [
     (lambda: make_distribution(3), r"'name' parameter of make_distribution must be one of"),
     (lambda: make_distribution("nbi"), r"'nbi' distribution needs a 'sigma' parameter"),
     (lambda: make_distribution("gaf", nu=0.0), r"'gaf' distribution needs a 'sigma' parameter"),
-    (lambda: make_distribution("poisson", sigma=1.0), r"Poisson distribution takes no 'sigma' or 'nu'"),
+    (lambda: make_distribution("poisson", sigma=1.0), r"'poisson' distribution takes no 'sigma' parameter \(it has no parameters\)"),
     (lambda: make_distribution("pig", sigma=1.0, nu=0.5), r"'pig' distribution takes no 'nu' parameter"),
     (lambda: make_distribution("nbi", sigma=-2.0), r"'sigma' parameter of NBI"),
 ]

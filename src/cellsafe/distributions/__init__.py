@@ -6,11 +6,14 @@ Every family has mean ``mu`` (per cell) and fixed shape parameters; see
 by name.
 """
 
+# Imported in the order the families are listed everywhere (they register themselves).
+from .poisson import Poisson  # isort: skip
+from .nbi import NBI  # isort: skip
+from .pig import PIG  # isort: skip
+from .gaf import GAF  # isort: skip
 from ._base import CountDistribution
-from ._factory import DISTRIBUTION_NAMES, make_distribution
-from .gaf import GAF
-from .nbi import NBI
-from .pig import PIG
-from .poisson import Poisson
+from ._factory import distribution_names, make_distribution
+from .conditioned_nb import ConditionedNegativeBinomial, conditioned_nb_log_pmf, sample_conditioned_nb
 
-__all__ = ["CountDistribution", "DISTRIBUTION_NAMES", "Poisson", "NBI", "PIG", "GAF", "make_distribution"]
+__all__ = ["CountDistribution", "distribution_names", "Poisson", "NBI", "PIG", "GAF", "make_distribution"]
+__all__ += ["ConditionedNegativeBinomial", "sample_conditioned_nb", "conditioned_nb_log_pmf"]

@@ -24,10 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from .._params import Configurable, Param
 from .._random import RNGLike, as_generator
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["CountDistribution"]
+__all__ = ["CountDistribution", "SIGMA"]
+
+#: The dispersion parameter shared by NBI, PIG and GAF.
+SIGMA = Param("sigma", low=0.0, low_open=True, high_open=True, scan=(1e-4, 1e3), log=True, doc="dispersion")
 
 # Relative size below which a further term of a tail sum cannot change a double.
 _TAIL_EPS = 1e-18
@@ -76,7 +80,7 @@ def _out(values: np.ndarray, scalar: bool) -> Any:
     return float(values.reshape(())) if scalar else values
 
 
-class CountDistribution(ABC):
+class CountDistribution(Configurable, ABC):
     """A family of distributions on {0, 1, 2, ...} indexed by the mean ``mu``.
 
     Subclasses are immutable value objects (frozen dataclasses) validated on construction.
@@ -229,8 +233,8 @@ class CountDistribution(ABC):
         return self._moment(mu, "std", lambda m: np.sqrt(self._var(m)))
 
     def params(self) -> dict[str, float]:
-        """The shape parameters as a dict (for reports and JSON)."""
-        return {}
+        """The shape parameters as floats (for reports and JSON)."""
+        return {k: float(v) for k, v in self.get_params().items()}
 
     def upper_quantile(self, mu: Any, tol: float = 1e-12) -> Any:
         """The smallest count ``k`` with ``sf(k, mu) <= tol``, per element of ``mu``.

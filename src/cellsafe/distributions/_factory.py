@@ -1,30 +1,32 @@
-"""Build a count distribution from its name (used by the command line)."""
+"""Build a count distribution from its registered name (the command line, specs, grids)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .._params import REQUIRED
+from .._registry import lookup, registered
 from ..exceptions import InvalidArgumentError
 from ._base import CountDistribution
 
-__all__ = ["DISTRIBUTION_NAMES", "make_distribution"]
-
-#: Names accepted by :func:`make_distribution` (case-insensitive).
-DISTRIBUTION_NAMES = ("poisson", "nbi", "pig", "gaf")
+__all__ = ["distribution_names", "make_distribution"]
 
 
-def make_distribution(name: str, sigma: Any = None, nu: Any = None) -> CountDistribution:
-    """The count distribution called ``name`` with shape parameters ``sigma`` and ``nu``.
+def distribution_names() -> tuple[str, ...]:
+    """The registered family names, e.g. ``('poisson', 'nbi', 'pig', 'gaf')``."""
+    return tuple(registered("distribution"))
+
+
+def make_distribution(name: str, **params: Any) -> CountDistribution:
+    """The count distribution called ``name`` with the given shape parameters.
 
     Parameters
     ----------
-    name : {'poisson', 'nbi', 'pig', 'gaf'}
-        Family name, case-insensitive.
-    sigma : float, optional
-        Dispersion in (0, inf); required for 'nbi', 'pig' and 'gaf', must be omitted for 'poisson'.
-    nu : float, optional
-        Variance-mean exponent of 'gaf' (default 0: variance about ``sigma^2``, constant in
-        ``mu``); must be omitted for the other families.
+    name : str
+        A registered family name, case-insensitive: 'poisson', 'nbi', 'pig', 'gaf'.
+    **params
+        The family's parameters (``sigma`` for nbi, pig and gaf; ``nu`` for gaf, default 0).
+        A parameter given as None counts as not given.
 
     Returns
     -------
@@ -33,7 +35,7 @@ def make_distribution(name: str, sigma: Any = None, nu: Any = None) -> CountDist
     Raises
     ------
     InvalidArgumentError
-        Unknown name, missing ``sigma``, or a parameter the family does not take.
+        Unknown name, a required parameter missing, or a parameter the family does not take.
 
     Examples
     --------
@@ -43,30 +45,20 @@ def make_distribution(name: str, sigma: Any = None, nu: Any = None) -> CountDist
     >>> make_distribution("gaf", sigma=1.0)
     GAF(sigma=1.0, nu=0.0)
     """
-    from .gaf import GAF
-    from .nbi import NBI
-    from .pig import PIG
-    from .poisson import Poisson
-
-    key = name.lower() if isinstance(name, str) else None
-    if key not in DISTRIBUTION_NAMES:
+    cls = lookup("distribution", name, "make_distribution")
+    key = cls.registered_name
+    decl = cls.param_declarations()
+    given = {k: v for k, v in params.items() if v is not None}
+    extra = [k for k in given if k not in decl]
+    if extra:
+        takes = f"its parameters: {', '.join(map(repr, decl))}" if decl else "it has no parameters"
         raise InvalidArgumentError(
-            f"The 'name' parameter of make_distribution must be one of "
-            f"{', '.join(map(repr, DISTRIBUTION_NAMES))}. Got {name!r} instead."
+            f"The {key!r} distribution takes no {extra[0]!r} parameter ({takes}); omit it."
         )
-    if key == "poisson":
-        if sigma is not None or nu is not None:
-            raise InvalidArgumentError(
-                "The Poisson distribution takes no 'sigma' or 'nu' parameter; "
-                "omit them or choose 'nbi', 'pig' or 'gaf'."
-            )
-        return Poisson()
-    if sigma is None:
+    missing = [p for p in decl.values() if p.name not in given and p.default is REQUIRED]
+    if missing:
+        p = missing[0]
         raise InvalidArgumentError(
-            f"The {key!r} distribution needs a 'sigma' parameter (a float in (0, inf)); none was given."
+            f"The {key!r} distribution needs a {p.name!r} parameter ({p.doc}); none was given."
         )
-    if key == "gaf":
-        return GAF(sigma=sigma, nu=0.0 if nu is None else nu)
-    if nu is not None:
-        raise InvalidArgumentError(f"The {key!r} distribution takes no 'nu' parameter (only 'gaf' does); omit it.")
-    return NBI(sigma=sigma) if key == "nbi" else PIG(sigma=sigma)
+    return cls(**given)

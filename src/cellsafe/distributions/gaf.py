@@ -15,9 +15,11 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
+from .._params import Param
+from .._registry import register
 from .._validation import check_real
 from ..exceptions import InvalidArgumentError
-from ._base import _CHUNK_BUDGET, CountDistribution
+from ._base import _CHUNK_BUDGET, SIGMA, CountDistribution
 from ._incgamma import log_gamma_tails
 from .poisson import _deviance_term, _stirling_error
 
@@ -47,6 +49,7 @@ def _log_expm1_over(b: np.ndarray) -> np.ndarray:
     return out
 
 
+@register("distribution", "gaf")
 @dataclass(frozen=True)
 class GAF(CountDistribution):
     """Discretized gamma family counts: a gamma variable of mean ``mu`` rounded half up.
@@ -93,6 +96,10 @@ class GAF(CountDistribution):
     sigma: float
     nu: float = 0.0
     name: ClassVar[str] = "gaf"
+    _params: ClassVar[tuple[Param, ...]] = (
+        SIGMA,
+        Param("nu", default=0.0, scan=(-2.0, 1.0), doc="variance-mean exponent"),
+    )
 
     def __post_init__(self) -> None:
         check_real(self.sigma, "sigma", "GAF", low=0.0, low_open=True, high_open=True)
@@ -102,8 +109,6 @@ class GAF(CountDistribution):
                 f"The 'nu' parameter of GAF must be a finite float in (-inf, inf). Got {self.nu!r} instead."
             )
 
-    def params(self) -> dict[str, float]:
-        return {"sigma": float(self.sigma), "nu": float(self.nu)}
 
     # ---------------------------------------------------------------- gamma helpers
     def shape_scale(self, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

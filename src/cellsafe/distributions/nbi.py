@@ -12,13 +12,16 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
+from .._params import Param
+from .._registry import register
 from .._validation import check_real
-from ._base import CountDistribution
+from ._base import SIGMA, CountDistribution
 from .poisson import _deviance_term, _stirling_error
 
 __all__ = ["NBI"]
 
 
+@register("distribution", "nbi")
 @dataclass(frozen=True)
 class NBI(CountDistribution):
     """Negative binomial counts with mean ``mu`` and dispersion ``sigma``.
@@ -53,12 +56,11 @@ class NBI(CountDistribution):
 
     sigma: float
     name: ClassVar[str] = "nbi"
+    _params: ClassVar[tuple[Param, ...]] = (SIGMA,)
 
     def __post_init__(self) -> None:
         check_real(self.sigma, "sigma", "NBI", low=0.0, low_open=True, high_open=True)
 
-    def params(self) -> dict[str, float]:
-        return {"sigma": float(self.sigma)}
 
     def _logpmf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
         s = float(self.sigma)

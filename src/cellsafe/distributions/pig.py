@@ -13,8 +13,10 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
+from .._params import Param
+from .._registry import register
 from .._validation import check_real
-from ._base import CountDistribution
+from ._base import SIGMA, CountDistribution
 from ._incgamma import log_gamma_tails
 
 __all__ = ["PIG"]
@@ -74,6 +76,7 @@ def log_kve_half_integer(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     return out
 
 
+@register("distribution", "pig")
 @dataclass(frozen=True)
 class PIG(CountDistribution):
     """Poisson-inverse Gaussian counts with mean ``mu`` and dispersion ``sigma``.
@@ -119,12 +122,11 @@ class PIG(CountDistribution):
 
     sigma: float
     name: ClassVar[str] = "pig"
+    _params: ClassVar[tuple[Param, ...]] = (SIGMA,)
 
     def __post_init__(self) -> None:
         check_real(self.sigma, "sigma", "PIG", low=0.0, low_open=True, high_open=True)
 
-    def params(self) -> dict[str, float]:
-        return {"sigma": float(self.sigma)}
 
     def _logpmf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
         s = float(self.sigma)

@@ -8,11 +8,14 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
+from .._params import Param
+from .._registry import register
 from ._base import CountDistribution
 
 __all__ = ["Poisson"]
 
 
+@register("distribution", "poisson")
 @dataclass(frozen=True)
 class Poisson(CountDistribution):
     """Poisson counts with mean ``mu``: P(k) = exp(-mu) mu^k / k!.
@@ -33,6 +36,7 @@ class Poisson(CountDistribution):
     """
 
     name: ClassVar[str] = "poisson"
+    _params: ClassVar[tuple[Param, ...]] = ()
 
     def _logpmf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return log_poisson(k, mu)

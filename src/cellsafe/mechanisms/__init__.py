@@ -8,7 +8,7 @@
 - published tables (001): :class:`PTable`, :class:`CellKeyMethod`, :class:`SmallCountRounding`
 """
 
-from ._base import CellwiseMechanism, Mechanism
+from ._base import Block, CellwiseMechanism, Mechanism, table_blocks
 from .cellkey import CellKeyMethod, CellKeyResult
 from .dirichlet import MultinomialDirichletSynthesizer
 from .loglinear import LogLinearSynthesizer
@@ -18,6 +18,8 @@ from .rounding import RoundingResult, SmallCountRounding, round_small_counts
 from .saturated import SaturatedSynthesizer
 
 __all__ = [
+    "Block",
+    "table_blocks",
     "CellKeyMethod",
     "CellKeyResult",
     "CellwiseMechanism",

@@ -1,41 +1,125 @@
-"""Base classes of protection mechanisms.
+"""The mechanism protocol.
 
-A :class:`Mechanism` turns a table into protected tables (``sample(table, m=1, rng=None)``).
+A :class:`Mechanism` is a configured object: its constructor takes every parameter (validated
+once against the class's declared :class:`~cellsafe._params.Param` list), ``get_params()`` and
+``with_params(**changes)`` read and vary them, and ``sample(table, m=1, rng=None)`` is its one
+entry point.
+
 A :class:`CellwiseMechanism` applies the same random map to every cell independently, so it can
 state its **transition probabilities** P(k | j): the probability that a cell of original count j
 (0 meaning a random zero) is released as k.  Those probabilities are all the a priori metrics,
-the tuning searches and the transition plots need; saturated synthesis and the cell key method
-both provide them.
+the tuning searches and the transition plots need.  Its sampling is defined block by block
+(:class:`Block`, the flat-index blocks of :mod:`cellsafe._random`): :meth:`CellwiseMechanism.sample_block`
+is the per-block kernel, a pure function of the block's cells and its random stream, so any
+engine that hands it whole blocks reproduces the same release.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .._random import RNGLike
-from ..table import CountTable
+from .._params import Configurable
+from .._random import RNGLike, as_seed_sequence, block_bits, block_starts, stream
+from .._validation import check_integer
+from ..exceptions import InvalidArgumentError
+from ..table import INDEX_DTYPE, CountTable
 
-__all__ = ["Mechanism", "CellwiseMechanism"]
+__all__ = ["Mechanism", "CellwiseMechanism", "Block", "table_blocks"]
 
 
-class Mechanism(ABC):
-    """A random map from an original table to protected tables."""
+class Mechanism(Configurable, ABC):
+    """A random map from an original table to protected tables (or published results)."""
 
     @abstractmethod
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
-        """Draw ``m`` protected tables (implicates) from ``table``."""
+    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[Any]:
+        """Draw ``m`` protected releases (implicates) of ``table``."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._repr_params()})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and _params_equal(self.get_params(), other.get_params())  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking configured objects are not hashable
+
+
+def _params_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for k in a:
+        x, y = a[k], b[k]
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and np.array_equal(x, y)):
+                return False
+        elif x is not y and x != y:
+            return False
+    return True
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    """The cells of one block of flat indices ``[lo, hi)``: what a per-block kernel sees.
+
+    Attributes
+    ----------
+    number : int
+        The block's number b (``lo = b * 2**bits``).
+    lo, hi : int
+        Its flat-index range.
+    index, counts : ndarray
+        Sorted flat indices of the non-zero cells in the block, and their counts.
+    structural_zeros : ndarray
+        Sorted flat indices of the structural zeros in the block.
+    """
+
+    number: int
+    lo: int
+    hi: int
+    index: np.ndarray
+    counts: np.ndarray
+    structural_zeros: np.ndarray
+
+    @property
+    def n_random_zeros(self) -> int:
+        """Cells of the block that are neither non-zero nor structural zeros."""
+        return (self.hi - self.lo) - self.index.shape[0] - self.structural_zeros.shape[0]
+
+
+def table_blocks(table: CountTable, *, with_empty: bool = False) -> list[Block]:
+    """The table's blocks in order (only those holding non-zero cells unless ``with_empty``)."""
+    bits = block_bits(table.n_cells)
+    starts = block_starts(table.index, table.n_cells)
+    sz = table.structural_zeros
+    zstarts = block_starts(sz, table.n_cells) if sz.size else None
+    out = []
+    for b in range(starts.size - 1):
+        s0, s1 = int(starts[b]), int(starts[b + 1])
+        if s0 == s1 and not with_empty:
+            continue
+        lo = b << bits
+        hi = min((b + 1) << bits, table.n_cells)
+        zs = sz[int(zstarts[b]) : int(zstarts[b + 1])] if zstarts is not None else sz
+        out.append(Block(b, lo, hi, table.index[s0:s1], table.counts[s0:s1], zs))
+    return out
 
 
 class CellwiseMechanism(Mechanism):
     """A mechanism that maps each cell's count independently through P(k | j).
 
-    Subclasses implement :meth:`transition_pmf` and :meth:`transition_sf`; the rest has
-    generic, vectorized defaults that subclasses may override with closed forms.
+    Subclasses implement :meth:`transition_pmf` and :meth:`transition_sf`, and for sampling the
+    hooks :meth:`_draw` (released values of non-zero cells) and, when a random zero can be
+    released as positive, :meth:`_draw_from_zero`.  The rest has generic, vectorized defaults that
+    subclasses may override with closed forms.
     """
 
+    #: The first element of this class's random-stream keys (distinct per class).
+    _purpose: ClassVar[int] = 0
+
+    # ------------------------------------------------------------------ transition probabilities
     @abstractmethod
     def transition_pmf(self, k: Any, j: Any) -> np.ndarray:
         """P(released = k | original = j), broadcasting ``k`` against ``j`` (non-negative ints)."""
@@ -82,3 +166,161 @@ class CellwiseMechanism(Mechanism):
         k = np.arange(p.shape[1])
         mean = p @ k
         return p @ (k.astype(float) ** 2) - mean**2
+
+    # ------------------------------------------------------------------ sampling
+    def zero_release_probability(self) -> float:
+        """P(released > 0 | random zero): how likely an empty cell is released as positive."""
+        return float(np.asarray(self.transition_sf(0, 0)))
+
+    def _check_sample_table(self, table: CountTable) -> None:
+        """Refuse tables this mechanism cannot release (override to add checks)."""
+
+    @abstractmethod
+    def _draw(self, counts: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        """Released values (int64) of cells with original ``counts`` (positive; float for fitted tables)."""
+
+    def _draw_from_zero(self, size: int, gen: np.random.Generator) -> np.ndarray:
+        """``size`` released values of random zeros, conditioned on being >= 1.
+
+        The default inverts P(released > k | 0) / P(released > 0 | 0) on a grid of k; subclasses
+        with an exact conditional sampler override it.
+        """
+        p_pos = self.zero_release_probability()
+        hi = 64
+        while float(np.asarray(self.transition_sf(hi, 0))) > 1e-16 * p_pos and hi < 2**24:
+            hi *= 2
+        k = np.arange(1, hi + 1)
+        sf = np.asarray(self.transition_sf(k, 0), dtype=np.float64) / p_pos  # decreasing from < 1 to ~0
+        u = gen.random(size)
+        pos = np.searchsorted(-sf, -u, side="left")  # first k whose sf / p_pos <= u
+        return (np.minimum(pos, k.size - 1) + 1).astype(np.int64)
+
+    def sample_block(self, block: Block, root: np.random.SeedSequence, implicate: int) -> tuple[np.ndarray, np.ndarray]:
+        """The per-block kernel: released non-zero cells (sorted flat indices, counts) of one block.
+
+        Its stream is keyed by (purpose, implicate, block number) only, so the result does not
+        depend on which process runs it or in which order.  Random zeros that become positive are
+        drawn as a binomial count, placed uniformly among the block's random zeros, with values
+        from the release distribution of a zero conditioned on >= 1 (003 section 3; the zeros are
+        never enumerated).
+        """
+        gen = stream(root, self._purpose, implicate, block.number)
+        if block.index.size:
+            draws = np.asarray(self._draw(block.counts, gen), dtype=np.int64)
+            keep = draws > 0
+            idx, cnt = block.index[keep], draws[keep]
+        else:
+            idx, cnt = block.index, np.zeros(0, dtype=np.int64)
+        p0 = self.zero_release_probability()
+        n_zeros = block.n_random_zeros
+        if p0 > 0 and n_zeros > 0:
+            n_new = int(gen.binomial(n_zeros, p0))
+            if n_new:
+                ranks = distinct_uniform(gen, n_zeros, n_new)
+                occupied = _merge_sorted(block.index, block.structural_zeros) - block.lo
+                flat = block.lo + zero_rank_to_flat(ranks, occupied)
+                values = np.asarray(self._draw_from_zero(n_new, gen), dtype=np.int64)
+                pos = np.searchsorted(idx, flat)
+                idx = np.insert(idx, pos, flat)
+                cnt = np.insert(cnt, pos, values)
+        return idx, cnt
+
+    def sample(
+        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, progress: bool = False
+    ) -> list[CountTable]:
+        """Draw ``m`` protected tables (implicates), block by block.
+
+        Parameters
+        ----------
+        table : CountTable
+            The original table.
+        m : int, default 1
+            Number of implicates.
+        rng : None, int, SeedSequence or Generator
+            Randomness; the same ``rng`` gives the same tables, however the blocks are processed.
+        progress : bool, default False
+            Show a progress bar on standard error.
+
+        Returns
+        -------
+        list of CountTable
+            On the original's variables and structural zeros; non-zero cells only.
+        """
+        owner = f"{type(self).__name__}.sample"
+        if not isinstance(table, CountTable):
+            raise InvalidArgumentError(f"{owner} needs a cellsafe.CountTable. Got {type(table).__name__} instead.")
+        m = check_integer(m, "m", owner, low=1)
+        self._check_sample_table(table)
+        root = as_seed_sequence(rng)
+        blocks = table_blocks(table, with_empty=self.zero_release_probability() > 0 and table.n_random_zeros > 0)
+        out = []
+        with _progress(m * len(blocks), progress) as bar:
+            for i in range(m):
+                parts = []
+                for block in blocks:
+                    parts.append(self.sample_block(block, root, i))
+                    bar.update(1)
+                idx = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=INDEX_DTYPE)
+                cnt = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+                out.append(table.with_counts(idx, cnt))
+        return out
+
+
+# ---------------------------------------------------------------------- helpers of the kernel
+def distinct_uniform(gen: np.random.Generator, n: int, size: int) -> np.ndarray:
+    """``size`` distinct integers drawn uniformly from [0, n), sorted; n may be astronomically large."""
+    if size > n:
+        raise AssertionError("cannot draw more distinct ranks than there are random zeros")
+    if size * 2 > n and n <= 10**8:
+        return np.sort(gen.choice(n, size=size, replace=False))
+    # Draw with replacement and top up the duplicates: symmetric in the labels, hence a uniform
+    # subset.  Sorting, not np.unique (hash-based, slow on int64 with numpy 2.4).
+    out = _sorted_distinct(gen.integers(0, n, size=size, dtype=np.int64))
+    while out.size < size:
+        more = gen.integers(0, n, size=size - out.size, dtype=np.int64)
+        out = _sorted_distinct(np.concatenate([out, more]))
+    return out
+
+
+def _sorted_distinct(x: np.ndarray) -> np.ndarray:
+    x = np.sort(x)
+    if x.size < 2:
+        return x
+    keep = np.empty(x.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(x[1:], x[:-1], out=keep[1:])
+    return x[keep]
+
+
+def _merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted union of two disjoint sorted arrays."""
+    if not b.size:
+        return a
+    if not a.size:
+        return b
+    return np.sort(np.concatenate([a, b]), kind="stable")
+
+
+def zero_rank_to_flat(ranks: np.ndarray, occupied: np.ndarray) -> np.ndarray:
+    """Offset of the r-th random zero, given the sorted offsets that are not random zeros."""
+    free_before = occupied - np.arange(occupied.size, dtype=INDEX_DTYPE)
+    return ranks + np.searchsorted(free_before, ranks, side="right")
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def __enter__(self) -> "_NoBar":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="sampling", unit="block", leave=False, delay=1.0)
