@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..exceptions import DataError
 
-__all__ = ["aggregate_file", "read_frame", "source_sql"]
+__all__ = ["aggregate_file", "read_frame", "read_records", "source_sql"]
 
 _CSV = (".csv", ".csv.gz", ".tsv", ".txt", ".csv.zst")
 _PARQUET = (".parquet", ".pq", ".parq")
@@ -62,6 +62,24 @@ def _columns(con, src: str) -> list[str]:  # type: ignore[no-untyped-def]
 def read_frame(path: "str | os.PathLike[str]") -> pd.DataFrame:
     """Read a whole CSV or Parquet file into pandas through DuckDB (for small inputs)."""
     src = source_sql(path)
+    con = _connect()
+    try:
+        _columns(con, src)
+        return con.execute(f"SELECT * FROM {src}").df()
+    finally:
+        con.close()
+
+
+def read_records(path: "str | os.PathLike[str]") -> pd.DataFrame:
+    """Read microdata records from CSV or Parquet without guessing the types of text.
+
+    A CSV file's columns are read as text exactly as written (``"yes"`` stays ``"yes"``,
+    ``"0.50"`` stays ``"0.50"``; an empty field is missing); a Parquet file's columns keep
+    the types stored in it.
+    """
+    src = source_sql(path)
+    if src.startswith("read_csv("):
+        src = src[:-1] + ", all_varchar = true)"
     con = _connect()
     try:
         _columns(con, src)
