@@ -22,7 +22,7 @@ from scipy.special import gammaln
 
 from .._random import RNGLike, as_seed_sequence, stream
 from .._validation import check_integer, check_real
-from ..dp._cells import (
+from ._domain import (
     DEFAULT_MAX_SYNTH_CELLS,
     blocks,
     check_domain_size,

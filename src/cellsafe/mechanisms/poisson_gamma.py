@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .._random import RNGLike, as_generator, as_seed_sequence, stream
+from .._random import RNGLike, as_seed_sequence, stream
 from .._validation import check_integer, check_real
-from ..dp._cells import (
+from ._domain import (
     DEFAULT_MAX_SYNTH_CELLS,
     check_domain_size,
     check_integer_table,
@@ -31,11 +31,12 @@ from ..dp._cells import (
     dense_outputs,
     non_structural_index,
 )
+from ..distributions import ConditionedNegativeBinomial, conditioned_nb_log_pmf
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..table import INDEX_DTYPE, CountTable, unravel
 from ._base import Mechanism
 
-__all__ = ["PoissonGammaSynthesizer", "PoissonGammaMultinomialSynthesizer", "ConditionedNegativeBinomial"]
+__all__ = ["PoissonGammaSynthesizer", "PoissonGammaMultinomialSynthesizer"]
 
 _PURPOSE_EXACT = 0x5047  # "PG"
 _PURPOSE_SHORTCUT = 0x504D  # "PM"
@@ -173,121 +174,6 @@ def _domain(population: Any, table: CountTable, max_cells: int, owner: str) -> t
     return idx, n
 
 
-# ---------------------------------------------------------------------- exact sampler
-def _tilt(r: np.ndarray, q: np.ndarray, total: int) -> np.ndarray:
-    """Gamma scales s_i = t q_i / (1 - t q_i) with t chosen so that sum r_i s_i = total.
-
-    Any t in (0, 1 / max q) gives the same conditional law (the joint pmf changes by the factor
-    t**total, constant on the constraint); this one centres the proposal's total on the target.
-    """
-    qmax = q.max()
-    c = q / qmax
-
-    def excess(u: float) -> float:
-        return float(np.sum(r * (u * c) / (1.0 - u * c))) - total
-
-    hi = 1.0 - 1e-15
-    from scipy.optimize import brentq  # imported here: scipy.optimize is slow to import
-
-    u = brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-12) if excess(hi) > 0 else hi
-    return u * c / (1.0 - u * c)
-
-
-class ConditionedNegativeBinomial:
-    """Independent negative binomials conditioned on their sum, with an exact sampler.
-
-    Parameters
-    ----------
-    r : ndarray
-        Sizes (> 0) of the negative binomials.
-    q : ndarray
-        Their "failure" probabilities in (0, 1): P(Z_i = z) proportional to
-        Gamma(z + r_i) / z! * q_i**z.
-    total : int
-        The conditioning value of sum_i Z_i.
-
-    Notes
-    -----
-    Write NB(r, q') as a Poisson with a Gamma(r, scale s = q' / (1 - q')) mean mu.  Given
-    sum Z = z., the means have density proportional to prod Gamma(mu_i) * S**z. e**-S (S the sum
-    of the mu_i), and Z | mu ~ Mult(z., mu / S).  :meth:`draw` draws mu from the product of gammas
-    and accepts it with probability (S / z.)**z. e**(z. - S) <= 1 (largest at S = z.), which is
-    exact rejection sampling, then draws the multinomial.  The q_i are first scaled by a common
-    factor so that E[S] = z.: the joint pmf changes by that factor to the power z., a constant on
-    the constraint, so the conditional law is unchanged.  The acceptance rate is then about
-    (1 + sum r s**2 / z.)**-1/2, above 1/2 when counts are spread over many cells.  Proposals are
-    drawn in batches sized from that rate; the first accepted one is kept.
-    """
-
-    def __init__(self, r: np.ndarray, q: np.ndarray, total: int) -> None:
-        self.r = np.asarray(r, dtype=float)
-        self.q = np.asarray(q, dtype=float)
-        self.total = int(total)
-        if self.total > 0 and self.r.shape[0] > 1:
-            self.scale = _tilt(self.r, self.q, self.total)
-            rate = math.sqrt(self.total / (self.total + float(np.sum(self.r * self.scale**2))))
-            self.batch = int(min(max(1, math.ceil(2.0 / rate)), max(1, 4_000_000 // self.r.shape[0])))
-        else:
-            self.scale, self.batch = np.ones_like(self.r), 1
-
-    def draw(self, rng: RNGLike = None) -> np.ndarray:
-        """One exact draw (int64 vector with sum ``total``)."""
-        gen = as_generator(rng)
-        total = self.total
-        if total == 0:
-            return np.zeros(self.r.shape[0], dtype=np.int64)
-        if self.r.shape[0] == 1:
-            return np.array([total], dtype=np.int64)
-        rr = np.broadcast_to(self.r, (self.batch, self.r.shape[0]))
-        while True:
-            mu = gen.standard_gamma(rr) * self.scale
-            big_s = mu.sum(axis=1)
-            with np.errstate(divide="ignore"):
-                log_w = total * np.log(big_s / total) - big_s + total
-            hit = np.flatnonzero(np.log(gen.random(self.batch)) < log_w)
-            if hit.size:
-                mu = mu[hit[0]]
-                return gen.multinomial(total, mu / mu.sum()).astype(np.int64)
-
-    def log_pmf(self, z: Any) -> np.ndarray:
-        """Exact log pmf at outputs ``z`` (..., I); see :func:`conditioned_nb_log_pmf`."""
-        return conditioned_nb_log_pmf(z, self.r, self.q)
-
-
-def sample_conditioned_nb(r: np.ndarray, q: np.ndarray, total: int, rng: RNGLike = None) -> np.ndarray:
-    """One exact draw of independent NB(r_i, q_i) conditioned on their sum.
-
-    See :class:`ConditionedNegativeBinomial`, which also serves repeated draws.
-    """
-    return ConditionedNegativeBinomial(r, q, total).draw(rng)
-
-
-def conditioned_nb_log_pmf(z: np.ndarray, r: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Exact log pmf of independent NB(r_i, q_i) conditioned on their sum, at outputs ``z`` (..., I).
-
-    The normalizer P(sum Z = z.) is computed by convolving the marginal pmfs truncated at z.
-    (intended for small totals, as in verification by enumeration).
-    """
-    from scipy import stats
-
-    z = np.asarray(z, dtype=np.int64)
-    totals = np.unique(z.sum(-1))
-    if totals.size != 1:
-        raise InvalidArgumentError("all outputs z must have the same total.")
-    total = int(totals[0])
-    k = np.arange(total + 1)
-    logp = stats.nbinom.logpmf(k[None, :], r[:, None], 1.0 - q[:, None])  # (I, total+1)
-    conv = np.exp(logp[0] - logp[0].max())
-    shift = logp[0].max()
-    for i in range(1, r.shape[0]):
-        m = logp[i].max()
-        conv = np.convolve(conv, np.exp(logp[i] - m))[: total + 1]
-        shift += m
-    log_norm = math.log(conv[total]) + shift
-    lp = stats.nbinom.logpmf(z, r, 1.0 - q).sum(-1)
-    return lp - log_norm
-
-
 class PoissonGammaSynthesizer(_PoissonGammaBase):
     """Fixed-total Poisson-gamma synthesis with a proven epsilon-DP guarantee.
 
@@ -314,7 +200,7 @@ class PoissonGammaSynthesizer(_PoissonGammaBase):
     One implicate is a draw of z with sum z. = y. from the posterior predictive negative
     binomials NB(y_i + a_i, n_i / (b_i + 2 n_i)) of 004 eq. 8 conditioned on their sum (004 eq. 9
     for two cells; the same construction for I cells), by exact rejection sampling
-    (:class:`ConditionedNegativeBinomial`).
+    (:class:`cellsafe.distributions.ConditionedNegativeBinomial`).
 
     **Privacy.**  Write q_k = n_k / (b_k + 2 n_k), r_k = y_k + a_k, and W(y) for the sum over
     outputs with total z. of prod_k Gamma(z_k + r_k) / (z_k! Gamma(r_k)) q_k**z_k.  Moving one event
@@ -616,37 +502,3 @@ def _prior_rates(
         )
     check_positive_values(prior, "prior", owner, table_allowed=True)
     return _per_cell(prior, "prior", domain, table)
-
-
-def _paper_epsilon(total: int, a: np.ndarray, b: np.ndarray, n: np.ndarray) -> float:
-    """The privacy loss 004 eq. 14 claims, max over cells i, with "(i)" summed over the other cells.
-
-    Kept to document (and test) the gap with the exact loss; not used for any guarantee.
-    """
-    a = np.asarray(a, float)
-    b = np.asarray(b, float)
-    n = np.asarray(n, float)
-    a_other = a.sum() - a
-    b_other = b.sum() - b
-    n_other = n.sum() - n
-    r = (b_other / n_other + 2.0) / (b / n + 2.0)
-    nu = (total * np.maximum(1.0 - r, 0.0) + a_other + total - 1.0) / (a_other + total - 1.0)
-    return float(np.max(np.log(nu * (total + a) / a)))
-
-
-def _paper_shapes(epsilon: float, total: int, n: np.ndarray, rates: np.ndarray, n_iter: int = 500) -> np.ndarray:
-    """Per-cell shapes a_i of 004 eq. 15 (a fixed point, since nu_i depends on the other a's), b_i = a_i / rate_i.
-
-    Kept to document the gap with the exact loss (see :class:`PoissonGammaSynthesizer`); never used
-    for a guarantee.
-    """
-    n = np.asarray(n, float)
-    rates = np.asarray(rates, float)
-    a = np.ones(n.shape[0])
-    for _ in range(n_iter):
-        b = a / rates
-        a_other, b_other, n_other = a.sum() - a, b.sum() - b, n.sum() - n
-        r = (b_other / n_other + 2.0) / (b / n + 2.0)
-        nu = (total * np.maximum(1.0 - r, 0.0) + a_other + total - 1.0) / (a_other + total - 1.0)
-        a = nu * total / (math.exp(epsilon) - nu)
-    return a

@@ -1,7 +1,7 @@
-"""Cell-domain helpers shared by the fixed-total DP synthesizers.
+"""The synthesis domain of the fixed-total DP synthesizers (multinomial-Dirichlet, Poisson-gamma).
 
 A fixed-total synthesizer with a positive prior on every cell can put events in any
-non-structural cell, so it has to visit all of them.  These helpers walk the non-structural
+non-structural cell, so it has to visit all of them.  The functions here walk the non-structural
 cells of a table in blocks of flat indices, so memory stays bounded by the block size.
 """
 
@@ -26,6 +26,7 @@ __all__ = [
     "check_integer_table",
     "check_positive_values",
     "dense_outputs",
+    "non_structural_index",
 ]
 
 #: Number of flat indices handled at once (2**20).
