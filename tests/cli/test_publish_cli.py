@@ -38,7 +38,7 @@ def test_publish_ckm_generated_ptable(tmp_path, micro, capsys):
     rc, stdout, _ = _run(
         ["publish", micro, "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",
          "--D", 5, "--V", 3, "--js", 2, "--seed", 1, "--output", out], capsys)
-    assert rc == 0 and "CellKeyResult" in stdout
+    assert rc == 0 and "PublishedTable(method='ckm'" in stdout
     df = pd.read_csv(out)
     assert list(df.columns) == ["party", "age", "sex", "count"] and len(df) == 24
     assert not df["count"].isin([1, 2]).any()
@@ -65,7 +65,7 @@ def test_publish_scr_frequency_table(tmp_path, capsys):
     rc, stdout, _ = _run(
         ["publish", LANG / "inner.csv", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
          "--method", "scr", "--base", 3, "--seed", 2, "--output", out], capsys)
-    assert rc == 0 and "RoundingResult" in stdout
+    assert rc == 0 and "PublishedTable(method='scr'" in stdout
     df = pd.read_csv(out)
     assert not df["count"].isin([1, 2]).any()
     total = df.loc[(df.party == "Total") & (df.age == "Total") & (df.sex == "Total"), "count"].item()

@@ -75,23 +75,21 @@ def run(args: argparse.Namespace) -> int:
     fmt = "parquet" if str(args.output).lower().endswith(".parquet") else "csv"
     rng = seed_from_args(args)
     if args.method == "ckm":
-        ckm = CellKeyMethod(_ptable(args), threshold=args.threshold)
+        ckm = CellKeyMethod(_ptable(args), args.formula, threshold=args.threshold)
         if args.count:
             if args.record_key:
                 raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
-            res = ckm.perturb(load_table(args.input, args.variables, args.count), args.formula, rng=rng)
+            res = ckm.perturb(load_table(args.input, args.variables, args.count), rng=rng)
         else:
             df = read_frame(args.input)
-            res = ckm.perturb(df, args.formula, variables=names, record_key=args.record_key, rng=rng)
-        out = res.frame()
-        summary = f"{res!r}"
+            res = ckm.perturb(df, variables=names, record_key=args.record_key, rng=rng)
     else:
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         table = load_table(args.input, args.variables, args.count)
-        res_r = SmallCountRounding(args.formula, base=args.base).round(table, rng=rng)
-        out = res_r.frame().drop(columns=["original"])
-        summary = f"{res_r!r}"
+        [res] = SmallCountRounding(args.formula, base=args.base).sample(table, rng=rng)
+    out = res.to_frame()
+    summary = f"{res!r}"
     path = write_frame(out, args.output, fmt)
     if not args.quiet:
         print(f"{summary}; wrote {len(out):,} published cells to {path}")

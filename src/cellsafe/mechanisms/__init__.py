@@ -9,19 +9,18 @@
 """
 
 from ._base import Block, CellwiseMechanism, Mechanism, table_blocks
-from .cellkey import CellKeyMethod, CellKeyResult
+from .cellkey import CellKeyMethod
 from .dirichlet import MultinomialDirichletSynthesizer
 from .loglinear import LogLinearSynthesizer
 from .poisson_gamma import PoissonGammaMultinomialSynthesizer, PoissonGammaSynthesizer
 from .ptable import PTable
-from .rounding import RoundingResult, SmallCountRounding, round_small_counts
+from .rounding import SmallCountRounding, round_small_counts
 from .saturated import SaturatedSynthesizer
 
 __all__ = [
     "Block",
     "table_blocks",
     "CellKeyMethod",
-    "CellKeyResult",
     "CellwiseMechanism",
     "LogLinearSynthesizer",
     "Mechanism",
@@ -29,7 +28,6 @@ __all__ = [
     "PTable",
     "PoissonGammaMultinomialSynthesizer",
     "PoissonGammaSynthesizer",
-    "RoundingResult",
     "SaturatedSynthesizer",
     "SmallCountRounding",
     "round_small_counts",

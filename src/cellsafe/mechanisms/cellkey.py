@@ -13,107 +13,91 @@ the ptable's number of cell keys, so the order of summation never changes a cell
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._frames import as_pandas
-from .._random import RNGLike, as_generator
+from .._params import Param
+from .._random import RNGLike, as_generator, as_seed_sequence, block_starts, stream
+from .._registry import register
 from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
-from ..published import Publication
-from ..published._spec import publication_for
-from ..table import INDEX_DTYPE, CountTable, group_sum, ravel
+from ..io import FLOAT_KEY_BITS
+from ..published import Publication, PublishedTable, publication_for
+from ..table import CountTable, keyed_table
 from ._base import CellwiseMechanism
 from .ptable import PTable
 
-__all__ = ["CellKeyMethod", "CellKeyResult", "FLOAT_KEY_BITS"]
-
-#: Uniform keys are summed as fixed-point integers with this many fractional bits.
-FLOAT_KEY_BITS = 53
+__all__ = ["CellKeyMethod", "FLOAT_KEY_BITS"]
 
 
-@dataclass(frozen=True, eq=False)
-class CellKeyResult:
-    """Published cells perturbed by the cell key method.
-
-    Attributes
-    ----------
-    publication : Publication
-    original : ndarray of int64
-        Original published counts.
-    cell_keys : ndarray
-        Cell keys: floats in [0, 1), or integers 0..n_keys - 1 (ONS).
-    released : ndarray of float
-        Released counts; NaN where suppressed (below ``threshold``).
-    threshold : int
-    record_keys : ndarray or None
-        The record keys that were generated (per record of microdata, or per non-zero inner cell of
-        a frequency table, aligned with its ``index``); None when they were supplied.  Keep them to
-        perturb other tables of the same data consistently.
-    """
-
-    publication: Publication = field(repr=False)
-    original: np.ndarray
-    cell_keys: np.ndarray
-    released: np.ndarray
-    threshold: int
-    record_keys: np.ndarray | None = field(default=None, repr=False)
-
-    @property
-    def n_suppressed(self) -> int:
-        return int(np.isnan(self.released).sum())
-
-    def frame(self, details: bool = False) -> pd.DataFrame:
-        """Published cells in long format with the released ``count`` (NaN = suppressed).
-
-        With ``details``, also ``original`` and ``cell_key``.
-        """
-        out = self.publication.cells()
-        if details:
-            out["original"] = self.original
-            out["cell_key"] = self.cell_keys
-        out["count"] = self.released
-        return out
-
-    def __repr__(self) -> str:
-        changed = int(np.sum(np.nan_to_num(self.released, nan=-1) != self.original))
-        return (
-            f"CellKeyResult(n_published={self.original.shape[0]}, changed={changed}, "
-            f"suppressed={self.n_suppressed}, threshold={self.threshold})"
-        )
-
-
+@register("mechanism", "ckm")
 class CellKeyMethod(CellwiseMechanism):
-    """The cell key method with a given ptable.
+    """The cell key method with a given ptable, on the published cells of a publication.
 
     Parameters
     ----------
     ptable : PTable
         The perturbation table (generated, or read in the sdcTools or ONS layout).
+    publication : Publication, formula or list of crossings, optional
+        The published cells, e.g. ``'party*age + party*sex'``.  By default the table's own cells
+        are published (the cell-wise view the a priori metrics describe).
     threshold : int, optional
         Released counts below it are suppressed (NaN).  Default 10 for an ONS-layout ptable (the
         ONS package's default), 0 (no suppression) otherwise.
+
+    Notes
+    -----
+    :meth:`sample` draws a fresh cell key for every non-zero inner cell (block by block, so a
+    distributed engine reproduces it): the sum of a cell's uniform record keys modulo 1 is itself
+    uniform, so drawing the cell's key directly releases the same distribution as drawing a key
+    per record.  :meth:`perturb` takes records with their own record keys (the ONS practice), so
+    that the same records get the same keys in every publication.
 
     Examples
     --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"sex": ["F", "M", "F", "F"], "age": ["old", "old", "young", "old"]})
-    >>> ckm = CellKeyMethod(PTable.generate(D=2, V=1))
-    >>> res = ckm.perturb(df, "sex*age", variables=["sex", "age"], rng=1)
-    >>> res.frame().shape
+    >>> ckm = CellKeyMethod(PTable.generate(D=2, V=1), "sex*age")
+    >>> res = ckm.perturb(df, variables=["sex", "age"], rng=1)
+    >>> res.to_frame().shape
     (9, 3)
     """
 
-    def __init__(self, ptable: PTable, *, threshold: int | None = None) -> None:
+    _purpose = 0x434B  # "CK"
+    _params = (
+        Param("ptable", kind="object", doc="the perturbation table"),
+        Param("publication", kind="object", default=None, none_ok=True, doc="the published cells (formula)"),
+        Param("threshold", kind="integer", low=0, default=None, none_ok=True, doc="suppress released counts below it"),
+    )
+
+    def __init__(
+        self,
+        ptable: PTable,
+        publication: Publication | str | Sequence[Sequence[str]] | None = None,
+        *,
+        threshold: int | None = None,
+    ) -> None:
+        self.ptable = ptable
+        self.publication = publication
+        self.threshold = threshold
         if not isinstance(ptable, PTable):
             raise InvalidArgumentError(f"The 'ptable' parameter of CellKeyMethod must be a PTable. Got {type(ptable).__name__}.")
-        if threshold is not None:
-            check_integer(threshold, "threshold", "CellKeyMethod", low=0)
-        self.ptable = ptable
-        self.threshold = threshold
+        if publication is not None and not isinstance(publication, (str, Publication, list, tuple)):
+            raise InvalidArgumentError(
+                "The 'publication' parameter of CellKeyMethod must be a formula, a list of crossings or a Publication. "
+                f"Got {type(publication).__name__}."
+            )
+        self._check_params()
+
+    @classmethod
+    def from_spec(cls, **params: Any) -> "CellKeyMethod":
+        """Build from flat parameters: the ptable's (``D``, ``V``, ``js``, ``ncat``...) and the method's."""
+        own = {k: params.pop(k) for k in ("publication", "threshold") if k in params}
+        return cls(PTable.generate(**params), **own)
 
     @property
     def threshold_(self) -> int:
@@ -128,6 +112,13 @@ class CellKeyMethod(CellwiseMechanism):
 
     def transition_sf(self, k: Any, j: Any) -> np.ndarray:
         return self.ptable.transition_sf(k, j)
+
+    def zero_release_probability(self) -> float:
+        return 0.0  # row 0 of a ptable keeps an empty cell empty
+
+    def _draw(self, counts: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        """One released value per cell, each with its own uniform key (no suppression)."""
+        return self.ptable.released(np.asarray(counts, dtype=np.int64), gen.random(counts.shape[0]))
 
     # ------------------------------------------------------------------ keys
     def _modulus(self, integer: bool) -> int:
@@ -161,14 +152,50 @@ class CellKeyMethod(CellwiseMechanism):
             return g.integers(0, self.ptable.n_keys, size=n, dtype=np.int64)
         return g.random(n)
 
-    @staticmethod
-    def _sum_keys(keys: np.ndarray, m: int, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact key sums modulo m per group (sorted unique groups, sums)."""
-        if m & (m - 1) == 0:  # power of two: unsigned wrap-around is exact modulo m
-            g, s = group_sum(groups, keys.astype(np.uint64))
-            return g, (s % np.uint64(m)).astype(np.uint64)
-        g, s = group_sum(groups, keys.astype(np.int64) % m)
-        return g, (s % m).astype(np.uint64)
+    def _microdata_cells(
+        self, data: Any, publication: Any, variables: Sequence[Any] | None, record_key: Any, rng: RNGLike
+    ) -> tuple[CountTable, np.ndarray, bool, np.ndarray | None]:
+        """The inner table of records and its key sums modulo the key range, from one DuckDB pass.
+
+        ``data`` is a CSV/Parquet path or a frame of records; DuckDB groups the records by the
+        variables and sums their keys exactly (:func:`cellsafe.table.keyed_table`), so only the
+        distinct cells reach numpy, where they are encoded once and sorted once by flat index.
+        Without a key column, one key is drawn per non-zero cell instead of per record: the sum
+        modulo the key range of a cell's iid uniform record keys is itself uniform on that range and
+        independent across cells (the records of different cells are disjoint), so drawing the cell
+        sum directly has the same distribution (001 section 2) and costs nnz draws instead of n.
+        """
+        if variables is None:
+            if isinstance(publication, Publication):
+                variables = list(publication.variables)
+            else:
+                raise InvalidArgumentError("pass variables=[...] (the columns to cross) with microdata.")
+        source = data
+        key_column = record_key if isinstance(record_key, str) else None
+        if not isinstance(data, (str, os.PathLike)):
+            if record_key is not None and not isinstance(record_key, str):
+                df = as_pandas(data, "data")
+                keys = np.asarray(record_key)
+                if keys.shape != (len(df),):
+                    raise DataError(f"expected one record key per record ({len(df)}). Got shape {keys.shape}.")
+                key_column = "__record_key"
+                while key_column in df.columns:
+                    key_column = "_" + key_column
+                source = df.assign(**{key_column: keys})
+            elif not (isinstance(data, pd.DataFrame) or hasattr(data, "__arrow_c_stream__")):
+                source = as_pandas(data, "data")  # DuckDB scans pandas, polars and arrow in place
+        elif record_key is not None and key_column is None:
+            raise InvalidArgumentError(
+                "with a file of records, record_key must name its key column; an array of keys needs the records "
+                "as a DataFrame."
+            )
+        # one DuckDB pass; the one sort is over distinct cells, never over records
+        table, sums, integer = keyed_table(source, variables, key_column, n_keys=self.ptable.n_keys)
+        if sums is None:
+            generated = self._generate(table.nnz, rng)
+            fixed, integer = self._as_fixed(generated, "record keys")
+            return table, fixed % np.uint64(self._modulus(integer)), integer, generated
+        return table, sums, bool(integer), None
 
     def _published_keys(self, pub: Publication, inner_keys: np.ndarray, m: int) -> np.ndarray:
         """Key sums modulo m of every published cell from per-inner-cell key sums (aligned with X's rows)."""
@@ -181,45 +208,81 @@ class CellKeyMethod(CellwiseMechanism):
         sums[np.diff(Xc.indptr) == 0] = 0
         return (sums % type(sums[0])(m)).astype(np.uint64) if sums.size else sums.astype(np.uint64)
 
-    # ------------------------------------------------------------------ perturbation
+    # ------------------------------------------------------------------ releases
+    def _publication(self, table: CountTable) -> Publication:
+        spec = self.publication if self.publication is not None else [tuple(table.names)]
+        return publication_for(table, spec)
+
+    def cell_keys(self, table: CountTable, root: np.random.SeedSequence, implicate: int) -> np.ndarray:
+        """Fresh keys for the non-zero inner cells of ``table`` (aligned with its index), block by block.
+
+        The per-block kernel of :meth:`sample`: block b's keys come from the stream keyed by
+        (purpose, implicate, b) alone.  Uniform keys in [0, 1), or integers 0..n_keys - 1 for an
+        ONS-layout ptable.
+        """
+        starts = block_starts(table.index, table.n_cells)
+        keys = np.empty(table.nnz, dtype=np.int64 if self.ptable.layout == "ons" else np.float64)
+        for b in np.flatnonzero(np.diff(starts)):
+            lo, hi = int(starts[b]), int(starts[b + 1])
+            keys[lo:hi] = self._generate(hi - lo, stream(root, self._purpose, implicate, int(b)))
+        return keys
+
+    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[PublishedTable]:
+        """``m`` independent releases of the publication, each with fresh cell keys.
+
+        Returns
+        -------
+        list of PublishedTable
+        """
+        owner = "CellKeyMethod.sample"
+        if not isinstance(table, CountTable):
+            raise InvalidArgumentError(f"{owner} needs a cellsafe.CountTable. Got {type(table).__name__} instead.")
+        if not table.is_integer:
+            raise DataError("the cell key method needs integer counts; this table holds fractional counts.")
+        m = check_integer(m, "m", owner, low=1)
+        root = as_seed_sequence(rng)
+        pub = self._publication(table)
+        out = []
+        for i in range(m):
+            keys = self.cell_keys(table, root, i)
+            fixed, integer = self._as_fixed(keys, "cell keys")
+            out.append(self._release(table, pub, fixed % np.uint64(self._modulus(integer)), integer, keys))
+        return out
+
     def perturb(
         self,
         data: Any,
-        publication: Publication | str | Sequence[Sequence[str]],
         *,
         variables: Sequence[Any] | None = None,
         record_key: str | Any = None,
         rng: RNGLike = None,
-    ) -> CellKeyResult:
-        """Perturb the published cells of ``data``.
+    ) -> PublishedTable:
+        """Perturb the published cells of records with record keys (or of a table with key sums).
 
         Parameters
         ----------
-        data : DataFrame (or polars/pyarrow) of records, or CountTable
+        data : CSV/Parquet path, DataFrame (or polars/pyarrow) of records, or CountTable
             Microdata (one row per record) or a frequency table.
-        publication : Publication, formula or list of crossings
-            The published cells (a formula such as ``'party*age + party*sex'`` is built over
-            ``variables``).
         variables : sequence of str or Variable, optional
             The variables to cross (microdata only; default: those of the publication).
         record_key : str or array, optional
             Microdata: the column of record keys, or an array with one key per record.  Frequency
             table: one key sum per non-zero cell (aligned with ``table.index``).  Generated from
-            ``rng`` when omitted, and returned in ``record_keys``.
+            ``rng`` when omitted (one per non-zero cell), and returned in ``record_keys``.
         rng : int, SeedSequence, Generator, optional
             Source of generated keys.
 
         Returns
         -------
-        CellKeyResult
+        PublishedTable
         """
-        generated = None
         if isinstance(data, CountTable):
             table = data
             if variables is not None and [getattr(v, "name", v) for v in variables] != table.names:
                 raise InvalidArgumentError("variables must match the table's variables (or be omitted).")
+            generated = None
             if record_key is None:
-                keys = generated = self._generate(table.nnz, rng)
+                keys = generated = self.cell_keys(table, as_seed_sequence(rng), 0)
             else:
                 if isinstance(record_key, str):
                     raise InvalidArgumentError("a key column needs microdata; for a CountTable pass an array of keys per non-zero cell.")
@@ -227,39 +290,17 @@ class CellKeyMethod(CellwiseMechanism):
                 if keys.shape != (table.nnz,):
                     raise DataError(f"expected one key per non-zero cell of the table ({table.nnz}). Got shape {keys.shape}.")
             fixed, integer = self._as_fixed(keys, "record keys")
-            cell_index = np.asarray(table.index)
+            sums = fixed % np.uint64(self._modulus(integer))
         else:
-            df = as_pandas(data, "data")
-            if variables is None:
-                if isinstance(publication, Publication):
-                    variables = list(publication.variables)
-                else:
-                    raise InvalidArgumentError("pass variables=[...] (the columns to cross) with microdata.")
-            table = CountTable.from_frame(df, variables)
-            if isinstance(record_key, str):
-                if record_key not in df.columns:
-                    raise DataError(f"record key column {record_key!r} is not in the data (columns {list(df.columns)}).")
-                col = df[record_key]
-                if col.isna().any():
-                    raise DataError(f"record key column {record_key!r} has missing values; every record needs a key.")
-                keys = col.to_numpy()
-            elif record_key is None:
-                keys = generated = self._generate(len(df), rng)
-            else:
-                keys = np.asarray(record_key)
-                if keys.shape != (len(df),):
-                    raise DataError(f"expected one record key per record ({len(df)}). Got shape {keys.shape}.")
-            fixed, integer = self._as_fixed(keys, "record keys")
-            codes = np.empty((len(df), len(table.variables)), dtype=INDEX_DTYPE)
-            for j, v in enumerate(table.variables):
-                c = pd.Categorical(df[v.name], categories=list(v.categories)).codes
-                if np.any(c < 0):
-                    c = pd.Categorical(df[v.name].astype(str), categories=[str(x) for x in v.categories]).codes
-                codes[:, j] = c
-            cell_index = ravel(codes, table.shape)
-        pub = publication_for(table, publication)
+            table, sums, integer, generated = self._microdata_cells(data, self.publication, variables, record_key, rng)
+        return self._release(table, self._publication(table), sums, integer, generated)
+
+    def _release(
+        self, table: CountTable, pub: Publication, sums: np.ndarray, integer: bool, generated: np.ndarray | None
+    ) -> PublishedTable:
+        """Published cell keys from key sums per non-zero inner cell (aligned with the table's index), and the release."""
         m = self._modulus(integer)
-        groups, sums = self._sum_keys(fixed, m, cell_index)
+        groups = np.asarray(table.index)
         pos = np.searchsorted(pub.inner_index, groups)
         pos_c = np.minimum(pos, pub.n_inner - 1)
         if np.any(pub.inner_index[pos_c] != groups):
@@ -276,19 +317,12 @@ class CellKeyMethod(CellwiseMechanism):
         thr = self.threshold_
         if thr > 0:
             released[released < thr] = np.nan
-        return CellKeyResult(pub, original, ckeys, released, thr, generated)
-
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
-        """Perturb the inner cells themselves, each with its own random key (no suppression).
-
-        Cells with count 0 stay 0 (row 0 of a ptable).  This is the cell-wise view the a priori
-        metrics use; to perturb published cells use :meth:`perturb`.
-        """
-        m = check_integer(m, "m", "CellKeyMethod.sample", low=1)
-        g = as_generator(rng)
-        out = []
-        for _ in range(m):
-            keys = g.random(table.nnz)
-            rel = self.ptable.released(np.asarray(table.counts, dtype=np.int64), keys)
-            out.append(table.with_counts(table.index, rel))
-        return out
+        return PublishedTable(
+            publication=pub,
+            original=original,
+            released=released,
+            method="ckm",
+            mechanism=repr(self),
+            cell_keys=ckeys,
+            record_keys=generated,
+        )

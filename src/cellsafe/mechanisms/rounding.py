@@ -20,111 +20,21 @@ randomness.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
+from .._params import Param
 from .._random import RNGLike, as_generator
+from .._registry import register
 from .._validation import check_integer
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError
-from ..published import Publication
-from ..published._spec import publication_for
+from ..published import Publication, PublishedTable, publication_for
 from ..table import CountTable
 from ._base import Mechanism
 
-__all__ = ["SmallCountRounding", "RoundingResult", "round_small_counts"]
-
-
-@dataclass(frozen=True, eq=False)
-class RoundingResult:
-    """Result of small count rounding.
-
-    Attributes
-    ----------
-    publication : Publication
-    base : int
-    inner_original, inner_rounded : ndarray of int64
-        Inner counts (aligned with the publication's inner cells) before and after rounding.
-    published_original, published_rounded : ndarray of int64
-        Published counts before and after (``X^T`` of the inner counts: additive).
-    n_iter : int
-        Rounding iterations.
-    still_small : ndarray of int
-        Published cells whose rounded count is still in 1..b-1 (empty unless the iteration cap was
-        reached).
-    """
-
-    publication: Publication = field(repr=False)
-    base: int
-    inner_original: np.ndarray = field(repr=False)
-    inner_rounded: np.ndarray = field(repr=False)
-    published_original: np.ndarray = field(repr=False)
-    published_rounded: np.ndarray = field(repr=False)
-    n_iter: int
-    still_small: np.ndarray = field(repr=False)
-
-    # ------------------------------------------------------------------ views
-    def frame(self) -> pd.DataFrame:
-        """Published cells in long format with ``original`` and rounded ``count``."""
-        out = self.publication.cells()
-        out["original"] = self.published_original
-        out["count"] = self.published_rounded
-        return out
-
-    def inner_table(self) -> CountTable:
-        """The rounded inner cells as a CountTable (hidden from users; 001 Table 5)."""
-        v = self.publication.variables
-        return CountTable(v, self.publication.inner_index, self.inner_rounded)
-
-    @property
-    def n_changed(self) -> int:
-        """Number of inner cells whose count changed."""
-        return int(np.sum(self.inner_rounded != self.inner_original))
-
-    def summary(self) -> dict[str, float]:
-        """Utility of the published cells: Hellinger utility, max, mean absolute and RMS differences."""
-        f = self.published_original.astype(np.float64)
-        g = self.published_rounded.astype(np.float64)
-        d = g - f
-        # 001 eqs. 3-4, as cellsafe.metrics.hellinger_utility (a higher layer, so not imported here)
-        hd = np.sqrt(0.5 * np.sum((np.sqrt(f) - np.sqrt(g)) ** 2))
-        return {
-            "hellinger_utility": float(1.0 - hd / np.sqrt(f.sum())) if f.sum() > 0 else float("nan"),
-            "max_difference": float(np.max(np.abs(d))) if d.size else 0.0,
-            "mean_absolute_difference": float(np.mean(np.abs(d))) if d.size else 0.0,
-            "rms_difference": float(np.sqrt(np.mean(d**2))) if d.size else 0.0,
-            "total_difference": float(self.inner_rounded.sum() - self.inner_original.sum()),
-            "n_changed_inner": float(self.n_changed),
-            "n_still_small": float(self.still_small.shape[0]),
-        }
-
-    def frequencies(self) -> pd.DataFrame:
-        """How many inner and published cells hold each value 0..2b (and more), before and after."""
-        b = self.base
-        top = 2 * b
-        labels = [str(k) for k in range(top + 1)] + [f"{top + 1}+"]
-
-        def freq(a: np.ndarray) -> np.ndarray:
-            return np.bincount(np.minimum(a, top + 1), minlength=top + 2)[: top + 2]
-
-        rows = {
-            "inner_original": freq(self.inner_original),
-            "inner_rounded": freq(self.inner_rounded),
-            "published_original": freq(self.published_original),
-            "published_rounded": freq(self.published_rounded),
-        }
-        return pd.DataFrame.from_dict(rows, orient="index", columns=labels)
-
-    def __repr__(self) -> str:
-        s = self.summary()
-        return (
-            f"RoundingResult(base={self.base}, n_iter={self.n_iter}, changed_inner={self.n_changed}, "
-            f"hellinger_utility={s['hellinger_utility']:.4f}, max_difference={s['max_difference']:g}, "
-            f"still_small={self.still_small.shape[0]})"
-        )
+__all__ = ["SmallCountRounding", "round_small_counts"]
 
 
 def _greedy(Xs: sp.csr_matrix, target: np.ndarray, n_up: int, b: int, gen: np.random.Generator, max_swaps: int) -> np.ndarray:
@@ -251,12 +161,13 @@ def round_small_counts(
     return y, n_iter, still
 
 
+@register("mechanism", "scr")
 class SmallCountRounding(Mechanism):
     """Small count rounding of the published cells of a formula.
 
     Parameters
     ----------
-    formula : str, list of crossings, or Publication
+    publication : str, list of crossings, or Publication
         The published cells, for example ``'party*age + party*sex'``.
     base : int, default 3
         Rounding base b: no published cell may show 1..b-1.
@@ -272,66 +183,70 @@ class SmallCountRounding(Mechanism):
     >>> from cellsafe.table import CountTable, Variable
     >>> vs = [Variable("a", ["x", "y"]), Variable("b", ["u", "v", "w"])]
     >>> t = CountTable.from_dense(np.array([[1, 5, 0], [2, 7, 4]]), vs)
-    >>> res = SmallCountRounding("a*b", base=3).round(t, rng=1)
-    >>> sorted(set(res.published_rounded.tolist()) & {1, 2})
+    >>> [res] = SmallCountRounding("a*b", base=3).sample(t, rng=1)
+    >>> sorted(set(res.released.tolist()) & {1, 2})
     []
     """
 
+    _params = (
+        Param("publication", kind="object", doc="the published cells (formula)"),
+        Param("base", kind="integer", low=2, default=3, doc="rounding base"),
+        Param("max_iter_rows", kind="integer", low=1, default=1000, doc="candidates per iteration"),
+        Param("max_iter", kind="integer", low=1, default=10_000, doc="cap on iterations"),
+    )
+
     def __init__(
         self,
-        formula: str | Sequence[Sequence[str]] | Publication,
+        publication: str | Sequence[Sequence[str]] | Publication,
         *,
         base: int = 3,
         max_iter_rows: int = 1000,
         max_iter: int = 10_000,
     ) -> None:
-        check_integer(base, "base", "SmallCountRounding", low=2)
-        check_integer(max_iter_rows, "max_iter_rows", "SmallCountRounding", low=1)
-        check_integer(max_iter, "max_iter", "SmallCountRounding", low=1)
-        if not isinstance(formula, (str, Publication, list, tuple)):
-            raise InvalidArgumentError(
-                f"The 'formula' parameter of SmallCountRounding must be a formula, a list of crossings or a "
-                f"Publication. Got {type(formula).__name__}."
-            )
-        self.formula = formula
+        self.publication = publication
         self.base = base
         self.max_iter_rows = max_iter_rows
         self.max_iter = max_iter
+        self._check_params()
+        if not isinstance(publication, (str, Publication, list, tuple)):
+            raise InvalidArgumentError(
+                f"The 'publication' parameter of SmallCountRounding must be a formula, a list of crossings or a "
+                f"Publication. Got {type(publication).__name__}."
+            )
 
-    def round(self, table: CountTable, rng: RNGLike = None) -> RoundingResult:
-        """Round ``table`` (a frequency table with integer counts).
+    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[PublishedTable]:
+        """``m`` roundings of ``table``'s publication (independent tie-breaking).
 
         Returns
         -------
-        RoundingResult
+        list of PublishedTable
+            With the rounded inner cells in ``inner_released`` (``inner_table()``).
         """
+        owner = "SmallCountRounding.sample"
         if not isinstance(table, CountTable):
-            raise InvalidArgumentError(f"SmallCountRounding.round needs a CountTable. Got {type(table).__name__}.")
+            raise InvalidArgumentError(f"{owner} needs a cellsafe.CountTable. Got {type(table).__name__} instead.")
         if not table.is_integer:
             raise DataError("small count rounding needs integer counts; this table holds fractional counts.")
-        pub = publication_for(table, self.formula)
+        m = check_integer(m, "m", owner, low=1)
+        gen = as_generator(rng)
+        pub = publication_for(table, self.publication)
         published_original = pub.aggregate(table)  # refuses non-zero cells outside the inner cells
         y0 = pub.inner_counts(table).astype(np.int64)
-        y, n_iter, still = round_small_counts(
-            y0, pub.X, self.base, rng=rng, max_iter_rows=self.max_iter_rows, max_iter=self.max_iter
-        )
-        return RoundingResult(
-            publication=pub,
-            base=int(self.base),
-            inner_original=y0,
-            inner_rounded=y,
-            published_original=published_original,
-            published_rounded=pub.aggregate(y),
-            n_iter=n_iter,
-            still_small=still,
-        )
-
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
-        """``m`` rounded inner tables (independent tie-breaking)."""
-        m = check_integer(m, "m", "SmallCountRounding.sample", low=1)
-        gen = as_generator(rng)
         out = []
         for _ in range(m):
-            res = self.round(table, rng=gen)
-            out.append(table.with_counts(res.publication.inner_index, res.inner_rounded))
+            y, n_iter, _still = round_small_counts(
+                y0, pub.X, self.base, rng=gen, max_iter_rows=self.max_iter_rows, max_iter=self.max_iter
+            )
+            out.append(
+                PublishedTable(
+                    publication=pub,
+                    original=published_original,
+                    released=pub.aggregate(y).astype(np.float64),
+                    method="scr",
+                    mechanism=repr(self),
+                    inner_original=y0,
+                    inner_released=y,
+                    n_iter=n_iter,
+                )
+            )
         return out

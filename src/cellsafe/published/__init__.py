@@ -1,5 +1,7 @@
-"""Published tables: which aggregated cells are released, and the dummy matrix X behind them."""
+"""Published tables: which aggregated cells are released, the dummy matrix X behind them, and
+the one result shape of every protection of them (:class:`PublishedTable`)."""
 
-from ._spec import DEFAULT_MAX_INNER, Publication
+from ._result import PublishedTable
+from ._spec import DEFAULT_MAX_INNER, Publication, check_crossing, publication_for
 
-__all__ = ["Publication", "DEFAULT_MAX_INNER"]
+__all__ = ["Publication", "PublishedTable", "DEFAULT_MAX_INNER", "check_crossing", "publication_for"]

@@ -1,0 +1,156 @@
+"""A protected publication: the one result shape of every published-table method.
+
+The cell key method and small count rounding both return a :class:`PublishedTable`: the published
+cells of a :class:`~cellsafe.published.Publication` with their original and released counts (NaN
+where a cell is suppressed), and what the method knows of the inner cells and the keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._results import Result
+from ..exceptions import DataError
+from ..table import CountTable
+from ._spec import Publication
+
+__all__ = ["PublishedTable"]
+
+
+@dataclass(frozen=True, eq=False)
+class PublishedTable(Result):
+    """Published cells before and after protection.
+
+    Attributes
+    ----------
+    publication : Publication
+        The published cells (columns of its X).
+    original : ndarray of int64
+        Original published counts.
+    released : ndarray of float64
+        Released counts; NaN where suppressed.
+    method : str
+        The registered name of the method ('ckm', 'scr').
+    mechanism : str
+        repr of the mechanism that made it (its parameters).
+    inner_original, inner_released : ndarray of int64, optional
+        Inner counts aligned with ``publication.inner_index`` before and after protection, when the
+        method changes inner cells (small count rounding: the published cells are their sums, so the
+        release is additive by construction).
+    cell_keys : ndarray, optional
+        The cell key of each published cell (cell key method).
+    record_keys : ndarray, optional
+        Generated record keys (one sum per non-zero inner cell, aligned with the table's index), to
+        perturb other publications of the same data consistently; None when keys were supplied.
+    n_iter : int, optional
+        Iterations of an iterative method.
+    """
+
+    publication: Publication = field(repr=False)
+    original: np.ndarray = field(repr=False)
+    released: np.ndarray = field(repr=False)
+    method: str
+    mechanism: str
+    inner_original: np.ndarray | None = field(default=None, repr=False)
+    inner_released: np.ndarray | None = field(default=None, repr=False)
+    cell_keys: np.ndarray | None = field(default=None, repr=False)
+    record_keys: np.ndarray | None = field(default=None, repr=False)
+    n_iter: int | None = None
+
+    # ------------------------------------------------------------------ counts
+    @property
+    def n_published(self) -> int:
+        return int(self.original.shape[0])
+
+    @property
+    def n_suppressed(self) -> int:
+        """Published cells released as missing."""
+        return int(np.isnan(self.released).sum())
+
+    @property
+    def n_changed(self) -> int:
+        """Published cells released with another count (suppressed ones included)."""
+        return int(np.sum(np.nan_to_num(self.released, nan=-1.0) != self.original))
+
+    def released_counts(self) -> np.ndarray:
+        """Released counts as int64 (raises if any cell is suppressed)."""
+        if self.n_suppressed:
+            raise DataError(f"{self.n_suppressed} published cell(s) are suppressed; their counts are not released.")
+        return self.released.astype(np.int64)
+
+    # ------------------------------------------------------------------ views
+    def to_frame(self, details: bool = False) -> pd.DataFrame:
+        """Published cells in long format: the variables ('Total' where aggregated) and ``count``.
+
+        With ``details``, also ``original`` and (cell key method) ``cell_key``.
+        """
+        out = self.publication.cells()
+        if details:
+            out["original"] = self.original
+            if self.cell_keys is not None:
+                out["cell_key"] = self.cell_keys
+        out["count"] = self.released
+        return out
+
+    def inner_table(self) -> CountTable:
+        """The released inner cells as a table (methods that change inner cells only)."""
+        if self.inner_released is None:
+            raise DataError(f"the {self.method!r} method releases published cells only; it has no inner table.")
+        return CountTable(self.publication.variables, self.publication.inner_index, self.inner_released)
+
+    def utility(self) -> dict[str, float]:
+        """Hellinger utility (001 eqs. 3-4) and absolute differences over the released published cells."""
+        ok = ~np.isnan(self.released)
+        f = self.original[ok].astype(np.float64)
+        g = self.released[ok]
+        d = g - f
+        hd = float(np.sqrt(0.5 * np.sum((np.sqrt(f) - np.sqrt(g)) ** 2)))
+        n = float(f.sum())
+        return {
+            "hellinger_utility": 1.0 - hd / np.sqrt(n) if n > 0 else float("nan"),
+            "max_difference": float(np.max(np.abs(d))) if d.size else 0.0,
+            "mean_absolute_difference": float(np.mean(np.abs(d))) if d.size else 0.0,
+            "rms_difference": float(np.sqrt(np.mean(d**2))) if d.size else 0.0,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "method": self.method,
+            "mechanism": self.mechanism,
+            "n_published": self.n_published,
+            "n_changed": self.n_changed,
+            "n_suppressed": self.n_suppressed,
+        }
+        out.update(self.utility())
+        if self.inner_released is not None and self.inner_original is not None:
+            out["n_changed_inner"] = int(np.sum(self.inner_released != self.inner_original))
+            out["total_difference"] = int(self.inner_released.sum() - self.inner_original.sum())
+        if self.n_iter is not None:
+            out["n_iter"] = self.n_iter
+        return out
+
+    def frequencies(self, top: int = 6) -> pd.DataFrame:
+        """How many published cells hold each value 0..top (and more), before and after."""
+        labels = [str(k) for k in range(top + 1)] + [f"{top + 1}+"]
+
+        def freq(a: np.ndarray) -> np.ndarray:
+            a = np.asarray(a[~np.isnan(a)] if a.dtype.kind == "f" else a, dtype=np.int64)
+            return np.bincount(np.minimum(a, top + 1), minlength=top + 2)[: top + 2]
+
+        rows = {"original": freq(self.original), "released": freq(self.released)}
+        if self.inner_released is not None and self.inner_original is not None:
+            rows = {"inner_original": freq(self.inner_original), "inner_released": freq(self.inner_released), **rows}
+        return pd.DataFrame.from_dict(rows, orient="index", columns=labels)
+
+    def _title(self) -> str:
+        return f"PublishedTable ({self.method})"
+
+    def __repr__(self) -> str:
+        return (
+            f"PublishedTable(method={self.method!r}, n_published={self.n_published}, changed={self.n_changed}, "
+            f"suppressed={self.n_suppressed})"
+        )
