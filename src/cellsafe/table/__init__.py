@@ -1,13 +1,17 @@
 """The table layer: variables, sparse count tables, flat-index arithmetic."""
 
+from ._keyed import KeyedTable, keyed_table
 from ._flat import INDEX_DTYPE, group_sum, n_cells_checked, ravel, strides, unravel
-from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable
+from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, encode_cells
 from ._variable import Variable
 
 __all__ = [
     "CountTable",
     "Variable",
     "DEFAULT_MAX_DENSE_CELLS",
+    "encode_cells",
+    "KeyedTable",
+    "keyed_table",
     "INDEX_DTYPE",
     "group_sum",
     "n_cells_checked",

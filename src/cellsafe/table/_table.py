@@ -22,7 +22,7 @@ from ._variable import Variable
 if TYPE_CHECKING:  # pragma: no cover
     from os import PathLike
 
-__all__ = ["CountTable", "DEFAULT_MAX_DENSE_CELLS"]
+__all__ = ["CountTable", "DEFAULT_MAX_DENSE_CELLS", "encode_cells"]
 
 #: The largest K that :meth:`CountTable.dense` and ``to_frame(zeros=True)`` build by default
 #: (10**8 cells, 800 MB of int64).
@@ -175,18 +175,11 @@ class CountTable:
             )
         if len(df) == 0:
             raise DataError("the input has no rows; a table needs at least one record or cell.")
-        codes = np.empty((len(df), len(specs)), dtype=INDEX_DTYPE)
-        out_vars = []
-        for j, (name, cats) in enumerate(specs):
-            var, codes[:, j] = _encode(df, name, cats)
-            out_vars.append(var)
+        out_vars, index = encode_cells(df, variables)
         if count is None:
             counts = np.ones(len(df), dtype=np.int64)
         else:
             counts = _validate_count_column(df, count, columns, allow_fractional)
-        shape = [v.size for v in out_vars]
-        n_cells_checked(shape, columns)
-        index = ravel(codes, shape)
         table_sz = None
         if structural_zeros is not None:
             table_sz = _structural_index(structural_zeros, out_vars)
@@ -443,6 +436,41 @@ class CountTable:
 
 
 # ---------------------------------------------------------------------- module helpers
+def encode_cells(df: Any, variables: VariablesLike) -> tuple[tuple[Variable, ...], np.ndarray]:
+    """The variables of ``df``'s columns and the flat index of each row's cell (unsorted).
+
+    Categories come from the data (sorted as in :meth:`CountTable.from_frame`) unless a
+    :class:`Variable` or a mapping gives them.  Callers that carry other per-row values (such as
+    record-key sums of distinct cells) sort by the index themselves to keep them aligned.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> vs, idx = encode_cells(pd.DataFrame({"a": ["y", "x"], "b": [2, 1]}), ["a", "b"])
+    >>> [v.categories for v in vs], idx.tolist()
+    ([('x', 'y'), (1, 2)], [3, 0])
+    """
+    from .._frames import as_pandas
+
+    df = as_pandas(df, "df")
+    specs = _normalise_variables(variables)
+    columns = [name for name, _ in specs]
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise DataError(
+            f"unknown variable {missing[0]!r}: the data have columns {list(map(str, df.columns))}. "
+            "Check the spelling of --variables / count."
+        )
+    codes = np.empty((len(df), len(specs)), dtype=INDEX_DTYPE)
+    out_vars = []
+    for j, (name, cats) in enumerate(specs):
+        var, codes[:, j] = _encode(df, name, cats)
+        out_vars.append(var)
+    shape = [v.size for v in out_vars]
+    n_cells_checked(shape, columns)
+    return tuple(out_vars), ravel(codes, shape)
+
+
 def _common_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elements of sorted unique ``b`` that are also in sorted unique ``a`` (O(len(b) log len(a)))."""
     if a.size == 0 or b.size == 0:

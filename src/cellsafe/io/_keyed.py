@@ -1,0 +1,225 @@
+"""Counts and exact record-key sums of every distinct cell, in one DuckDB pass over the records.
+
+The cell key method needs, for each non-zero cell of the crossed variables, its number of records
+and the sum of its records' keys modulo the key range (001 section 2).  DuckDB computes both in one
+``GROUP BY`` straight from a CSV or Parquet file (or from a DataFrame it scans in place), so records
+are never loaded into pandas and never sorted: only the distinct cells come back.
+
+Sums are exact whatever the order of summation: integer keys are summed as 128-bit integers and
+reduced modulo the number of cell keys; uniform keys u in [0, 1) are summed as the 53-bit
+fixed-point integers floor(u * 2^53) and reduced modulo 2^53, which is exact because a double in
+[0, 1) times 2^53 is an integer plus a fraction that ``floor`` drops without rounding.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, InvalidArgumentError
+from ._duckdb import _connect, _quote_ident, source_sql
+
+__all__ = ["KeyedCells", "aggregate_with_keys", "FLOAT_KEY_BITS"]
+
+#: Uniform keys are summed as fixed-point integers with this many fractional bits.
+FLOAT_KEY_BITS = 53
+
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                  "UBIGINT", "UHUGEINT")
+_FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
+
+
+class KeyedCells(NamedTuple):
+    """The distinct cells of some records, their counts and their key sums.
+
+    Attributes
+    ----------
+    cells : DataFrame
+        One row per distinct combination of the variables (one column each), in no particular order.
+    counts : ndarray of int64
+        Number of records of each cell (aligned with the rows of ``cells``).
+    key_sums : ndarray of uint64 or None
+        Sum of the cell's record keys modulo ``n_keys`` (integer keys) or the fixed-point sum modulo
+        2^53 (uniform keys, see :data:`FLOAT_KEY_BITS`); None when no key column was named.
+    integer_keys : bool or None
+        True for integer keys, False for uniform keys, None without keys.
+    """
+
+    cells: pd.DataFrame
+    counts: np.ndarray
+    key_sums: np.ndarray | None
+    integer_keys: bool | None
+
+
+def _is_path(source: Any) -> bool:
+    return isinstance(source, str) or hasattr(source, "__fspath__")
+
+
+def aggregate_with_keys(
+    source: Any,
+    variables: Sequence[str],
+    record_key: str | None = None,
+    *,
+    n_keys: int | None = None,
+) -> KeyedCells:
+    """Count the records of every distinct cell and sum their record keys exactly, in one pass.
+
+    Parameters
+    ----------
+    source : path to a CSV or Parquet file, or a pandas / polars DataFrame or pyarrow Table
+        One row per record.
+    variables : sequence of str
+        The columns to cross.
+    record_key : str, optional
+        The column of record keys: integers 0..n_keys - 1 (the ONS convention) or uniform numbers in
+        [0, 1).  Without it only counts are computed.
+    n_keys : int, optional
+        The number of integer cell keys (an ONS ptable's max ckey + 1); required for integer keys.
+
+    Returns
+    -------
+    KeyedCells
+
+    Raises
+    ------
+    DataError
+        When a column is missing, a variable or key has missing values, or a key is out of range
+        (the message names the column, the file and the first offending data row).
+
+    Notes
+    -----
+    One ``GROUP BY`` computes per cell the count, the key sum and the number of bad keys (missing,
+    NaN or out of range); the records are scanned again only to locate the first bad row for the
+    error message.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"sex": ["F", "M", "F"], "key": [200, 7, 100]})
+    >>> res = aggregate_with_keys(df, ["sex"], "key", n_keys=256)
+    >>> sorted(zip(res.cells["sex"], res.counts.tolist(), res.key_sums.tolist()))
+    [('F', 2, 44), ('M', 1, 7)]
+    """
+    if isinstance(variables, str) or not len(variables):
+        raise InvalidArgumentError(f"variables must be a non-empty list of column names. Got {variables!r}.")
+    if n_keys is not None and (not isinstance(n_keys, (int, np.integer)) or n_keys < 1):
+        raise InvalidArgumentError(f"The 'n_keys' parameter of aggregate_with_keys must be a positive integer. Got {n_keys!r}.")
+    con = _connect()
+    try:
+        if _is_path(source):
+            src = source_sql(source)
+            where = repr(str(source))
+        else:
+            try:
+                con.register("__records", source)
+            except Exception as exc:  # duckdb raises its own exception hierarchy
+                raise InvalidArgumentError(
+                    "source must be a CSV or Parquet path, a pandas or polars DataFrame or a pyarrow Table. "
+                    f"Got {type(source).__name__} ({exc})."
+                ) from None
+            src = "__records"
+            where = "the data"
+        types = _column_types(con, src)
+        cols = list(types)
+        for v in variables:
+            if v not in types:
+                raise DataError(f"unknown variable {v!r}: {where} has columns {cols}. Check the spelling of the variables.")
+        key_type = None
+        if record_key is not None:
+            if record_key not in types:
+                raise DataError(f"record key column {record_key!r} is not in {where} (columns {cols}).")
+            key_type = _key_kind(types[record_key], record_key, where)
+            if key_type == "integer" and n_keys is None:
+                raise InvalidArgumentError(
+                    f"record key column {record_key!r} of {where} holds integers, which are summed modulo the number "
+                    "of cell keys: pass n_keys (an ONS-layout ptable's max ckey + 1), or use uniform keys in [0, 1)."
+                )
+        groups = ", ".join(_quote_ident(v) for v in variables)
+        aggs = ["COUNT(*) AS __n"]
+        bad_key = ""
+        if key_type is not None:
+            k = _quote_ident(record_key)  # type: ignore[arg-type]
+            if key_type == "integer":
+                total = f"SUM(CAST({k} AS HUGEINT))"
+                modulus = int(n_keys)  # type: ignore[arg-type]
+                bad_key = f"{k} IS NULL OR {k} < 0 OR {k} > {modulus - 1}"
+            else:
+                # out-of-range and NaN keys give NULL here; they are counted as bad keys and refused below
+                total = f"SUM(TRY_CAST(floor({k} * {float(2**FLOAT_KEY_BITS)!r}) AS BIGINT))"
+                modulus = 2**FLOAT_KEY_BITS
+                bad_key = f"{k} IS NULL OR NOT isfinite({k}) OR {k} < 0 OR {k} >= 1"  # isnan misses NaN read from Parquet in DuckDB 2.0
+            # one filtered count checks every key in the same pass (cheaper than per-cell MIN/MAX/COUNT)
+            aggs += [f"CAST(COALESCE({total}, 0) % {modulus} AS BIGINT) AS __s",
+                     f"COUNT(*) FILTER (WHERE {bad_key}) AS __bad"]
+        try:
+            frame = con.execute(f"SELECT {groups}, {', '.join(aggs)} FROM {src} GROUP BY {groups}").df()
+        except Exception as exc:
+            raise DataError(f"cannot aggregate {where}: {exc}") from None
+        if len(frame) == 0:
+            raise DataError(f"{where} has no rows; a table needs at least one record.")
+        numbered = f"(SELECT row_number() OVER () AS __line, * FROM {src})"
+        for v in variables:
+            na = frame[v].isna().to_numpy()
+            if na.any():
+                n_missing = int(frame["__n"].to_numpy()[na].sum())
+                line = _first_line(con, numbered, f"{_quote_ident(v)} IS NULL", "")
+                at = f", the first in data row {line[0]}" if line is not None else ""
+                raise DataError(
+                    f"variable {v!r} has {n_missing} missing value(s) in {where}{at}; recode missing values as a "
+                    "category (for example 'Unknown') or drop those rows."
+                )
+        counts = frame.pop("__n").to_numpy(dtype=np.int64)
+        if key_type is None:
+            return KeyedCells(frame, counts, None, None)
+        n_bad = int(frame.pop("__bad").to_numpy(dtype=np.int64).sum())
+        sums = frame.pop("__s").to_numpy(dtype=np.int64).astype(np.uint64)
+        if n_bad:
+            line, value = _first_line(con, numbered, bad_key, _quote_ident(record_key))  # type: ignore[misc, arg-type]
+            if value is None or (isinstance(value, float) and np.isnan(value)):
+                what = "missing value(s)" if value is None else "NaN value(s)"
+                raise DataError(
+                    f"record key column {record_key!r} of {where} has {what}, the first in data row {line}; every "
+                    "record needs a key (drop those records or give them keys)."
+                )
+            if key_type == "integer":
+                raise DataError(
+                    f"record key column {record_key!r} of {where} must hold integers in 0..{int(n_keys) - 1} (the "  # type: ignore[arg-type]
+                    f"ptable's cell keys). Got {value} in data row {line} ({n_bad} key(s) out of range)."
+                )
+            raise DataError(
+                f"record key column {record_key!r} of {where} must hold uniform numbers in [0, 1) (or integers for an "
+                f"ONS ptable). Got {value!r} in data row {line} ({n_bad} key(s) out of range)."
+            )
+        return KeyedCells(frame, counts, sums, key_type == "integer")
+    finally:
+        con.close()
+
+
+def _column_types(con: Any, src: str) -> dict[str, str]:
+    try:
+        return {r[0]: str(r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()}
+    except Exception as exc:  # duckdb raises its own exception hierarchy
+        raise DataError(f"cannot read {src}: {exc}") from None
+
+
+def _key_kind(sql_type: str, name: str, where: str) -> str:
+    t = sql_type.upper()
+    if t in _INTEGER_TYPES:
+        return "integer"
+    if t in _FLOAT_TYPES or t.startswith("DECIMAL"):
+        return "uniform"
+    raise DataError(
+        f"record key column {name!r} of {where} must hold numbers (integers 0..n_keys - 1 or uniform numbers in "
+        f"[0, 1)). Got type {sql_type}."
+    )
+
+
+def _first_line(con: Any, numbered: str, condition: str, column: str) -> tuple[int, Any] | None:
+    """The first data row (1-based) meeting ``condition``, and the value of ``column`` there."""
+    what = f", {column}" if column else ""
+    row = con.execute(f"SELECT __line{what} FROM {numbered} WHERE {condition} ORDER BY __line LIMIT 1").fetchone()
+    if row is None:
+        return None
+    return int(row[0]), (row[1] if column else None)
