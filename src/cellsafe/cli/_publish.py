@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..exceptions import InvalidArgumentError
-from ..io import read_frame, write_frame
+from ..io import write_frame
 from ..mechanisms.cellkey import CellKeyMethod
 from ..mechanisms.ptable import PTable
 from ..mechanisms.rounding import SmallCountRounding
@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
                 raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
             res = ckm.perturb(load_table(args.input, args.variables, args.count), rng=rng)
         else:
-            df = read_frame(args.input)
-            res = ckm.perturb(df, variables=names, record_key=args.record_key, rng=rng)
+            # DuckDB counts the records and sums their keys straight from the file (never loaded whole)
+            res = ckm.perturb(args.input, variables=names, record_key=args.record_key, rng=rng)
     else:
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")

@@ -191,8 +191,8 @@ class CellKeyMethod(CellwiseMechanism):
             )
         # one DuckDB pass; the one sort is over distinct cells, never over records
         table, sums, integer = keyed_table(source, variables, key_column, n_keys=self.ptable.n_keys)
-        if sums is None:
-            generated = self._generate(table.nnz, rng)
+        if sums is None:  # the same keys as for the CountTable of these records with the same seed
+            generated = self.cell_keys(table, as_seed_sequence(rng), 0)
             fixed, integer = self._as_fixed(generated, "record keys")
             return table, fixed % np.uint64(self._modulus(integer)), integer, generated
         return table, sums, bool(integer), None
