@@ -12,7 +12,7 @@ from cellsafe import apriori
 from cellsafe.distributions import GAF, NBI, PIG, Poisson
 from cellsafe.exceptions import InvalidArgumentError
 from cellsafe.mechanisms.saturated import SaturatedSynthesizer
-from cellsafe.tuning import parse_metric, parse_target, poisson_alpha_for_zero_share, tune, with_parameter
+from cellsafe.tuning import parse_metric, parse_target, poisson_alpha_for_zero_share, tune
 
 TABLE2 = Path(__file__).parents[1] / "reference" / "apriori" / "esc_table2_cell_sizes.csv"
 
@@ -40,7 +40,8 @@ def test_closed_form_alpha_equals_root_search(table2):
         t = apriori.tau(cs, SaturatedSynthesizer(Poisson(), alpha=x), k=[0])
         return float(t.tau1.iloc[0] - t.tau2.iloc[0])
 
-    root = _root(f, "alpha", 0.0, 10.0, parse_target("tau1(0)=tau2(0)"), SaturatedSynthesizer(Poisson()), 1e-14, lambda: 0)
+    decl = SaturatedSynthesizer(Poisson()).tunable_params()["alpha"]
+    root = _root(f, "alpha", decl, 0.0, 10.0, parse_target("tau1(0)=tau2(0)"), SaturatedSynthesizer(Poisson()), 1e-14, lambda: 0)
     assert root.value == pytest.approx(alpha, rel=1e-9)
     t = apriori.tau(table2, closed.mechanism, k=[0])
     assert t.at[0, "tau1"] == pytest.approx(t.at[0, "tau2"], abs=1e-14)
@@ -114,10 +115,10 @@ def test_bad_targets(text, message):
 def test_bad_parameters(table2):
     with pytest.raises(InvalidArgumentError, match="'solve' parameter"):
         tune(table2, SaturatedSynthesizer(Poisson()), "beta", "tau4(1)=0.4")
-    with pytest.raises(InvalidArgumentError, match="no parameter 'sigma'"):
+    with pytest.raises(InvalidArgumentError, match="tunable parameter of SaturatedSynthesizer: 'alpha', 'zeros_to_ones'. Got 'sigma'"):
         tune(table2, SaturatedSynthesizer(Poisson()), "sigma", "tau4(1)=0.4")
-    with pytest.raises(InvalidArgumentError, match="nu applies to gaf"):
-        with_parameter(SaturatedSynthesizer(NBI(1.0)), "nu", 0.5)
+    with pytest.raises(InvalidArgumentError, match="has no parameter 'nu'"):
+        SaturatedSynthesizer(NBI(1.0)).with_params(nu=0.5)
     with pytest.raises(InvalidArgumentError, match="no alpha makes"):
         poisson_alpha_for_zero_share({0: 1, 1: 100})
     with pytest.raises(InvalidArgumentError, match="unknown metric"):

@@ -33,6 +33,7 @@ from ._assess import Assessment, assess
 from ._risk import _tau_frame, reverse_transition_table, tau, transition_table
 from ._rows import TAIL_TOL, _row_sums
 from ._sizes import DEFAULT_K, DEFAULT_P, CellSizes, _check_mechanism, cell_sizes
+from ._sizes import _check_mechanism as check_mechanism
 from ._utility import (
     ExpectedHellinger,
     SquaredError,
@@ -49,6 +50,7 @@ from ._utility import (
 __all__ = [
     "CellSizes",
     "cell_sizes",
+    "check_mechanism",
     "tau",
     "expected_squared_error",
     "SquaredError",

@@ -16,8 +16,14 @@ from .poisson_gamma import PoissonGammaMultinomialSynthesizer, PoissonGammaSynth
 from .ptable import PTable
 from .rounding import SmallCountRounding, round_small_counts
 from .saturated import SaturatedSynthesizer
+from ._spec import make_mechanism, mechanism_family, mechanism_names, mechanism_spec, parse_spec
 
 __all__ = [
+    "make_mechanism",
+    "mechanism_family",
+    "mechanism_names",
+    "mechanism_spec",
+    "parse_spec",
     "Block",
     "table_blocks",
     "CellKeyMethod",

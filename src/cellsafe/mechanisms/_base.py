@@ -175,9 +175,32 @@ class CellwiseMechanism(Mechanism):
     def _check_sample_table(self, table: CountTable) -> None:
         """Refuse tables this mechanism cannot release (override to add checks)."""
 
-    @abstractmethod
     def _draw(self, counts: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-        """Released values (int64) of cells with original ``counts`` (positive; float for fitted tables)."""
+        """Released values (int64) of cells with original ``counts`` (positive integers).
+
+        The default inverts the transition rows P(k | j) of the distinct counts; subclasses with a
+        direct sampler override it (and must, for fractional counts).
+        """
+        j = np.asarray(counts)
+        if j.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if not np.all(j == np.floor(j)):
+            raise InvalidArgumentError(f"{type(self).__name__} samples integer counts only; this table holds fractional ones.")
+        j = j.astype(np.int64)
+        order = np.argsort(j, kind="stable")
+        sj = j[order]
+        starts = np.flatnonzero(np.r_[True, sj[1:] != sj[:-1]])
+        values = sj[starts]
+        rows = self.transition_matrix(values)
+        cdf = np.cumsum(rows, axis=1)
+        u = gen.random(j.size)
+        out = np.empty(j.size, dtype=np.int64)
+        bounds = np.r_[starts, j.size]
+        for r in range(values.size):
+            sel = order[bounds[r] : bounds[r + 1]]
+            k = np.searchsorted(cdf[r], u[sel] * cdf[r, -1], side="right")
+            out[sel] = np.minimum(k, cdf.shape[1] - 1)
+        return out
 
     def _draw_from_zero(self, size: int, gen: np.random.Generator) -> np.ndarray:
         """``size`` released values of random zeros, conditioned on being >= 1.

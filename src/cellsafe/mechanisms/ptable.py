@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._params import Configurable, Param
 from .._validation import check_in, check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError
 
@@ -68,7 +69,7 @@ def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) ->
     return j, p
 
 
-class PTable:
+class PTable(Configurable):
     """A perturbation table: transition probabilities P(released j | original i), i = 0..ncat.
 
     Parameters
@@ -99,6 +100,16 @@ class PTable:
     >>> pt.transition_matrix()[1, :4].round(4).tolist()   # 1 -> 0 or 3 and more, never 1 or 2
     [0.7345, 0.0, 0.0, 0.1367]
     """
+
+    # The parameters of :meth:`generate`, the ones a search may vary (V, the noise variance).
+    _params = (
+        Param("D", kind="integer", low=1, doc="largest deviation"),
+        Param("V", low=0.0, low_open=True, scan=(0.05, 25.0), log=True, doc="noise variance"),
+        Param("js", kind="integer", low=0, default=0, doc="released 1..js forbidden"),
+        Param("ncat", kind="integer", low=1, default=None, none_ok=True, doc="last row"),
+        Param("mono", kind="choice", choices=(True, False), default=True, doc="monotone up to no change"),
+        Param("epsilon", low=0.0, high=0.01, low_open=True, default=1e-7, doc="smallest allowed probability"),
+    )
 
     def __init__(
         self,
@@ -145,7 +156,7 @@ class PTable:
         self._sf = np.concatenate([np.cumsum(P[:, ::-1], axis=1)[:, ::-1], np.zeros((P.shape[0], 1))], axis=1)
         self._cum.setflags(write=False)
         self._sf.setflags(write=False)
-        self._params = dict(params or {})
+        self._generation = dict(params or {})
         self._frozen = True
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -156,7 +167,43 @@ class PTable:
     @property
     def params(self) -> dict:
         """The parameters the table was generated with, or where it was read from."""
-        return dict(self._params)
+        return dict(self._generation)
+
+    # ------------------------------------------------------------------ the parameter protocol
+    @property
+    def generated(self) -> bool:
+        """True when the table was made by :meth:`generate` (its parameters can then be varied)."""
+        return "D" in self._generation and "V" in self._generation
+
+    def get_params(self) -> dict[str, Any]:
+        """The generation parameters (D, V, js, ncat, mono, epsilon); empty for a table read from a file."""
+        if not self.generated:
+            return {}
+        return {p.name: self._generation[p.name] for p in self._params}
+
+    def with_params(self, **changes: Any) -> "PTable":
+        """The ptable generated with some parameters changed (``ptable.with_params(V=4)``)."""
+        if not self.generated:
+            raise InvalidArgumentError(
+                "this ptable was read or built from arrays, not generated; its parameters (D, V, js) cannot be "
+                "varied. Generate one with PTable.generate(D, V, js)."
+            )
+        params = self.get_params()
+        for name in changes:
+            if name not in params:
+                raise InvalidArgumentError(
+                    f"PTable has no parameter {name!r}; its parameters are {', '.join(map(repr, params))}."
+                )
+        params.update(changes)
+        return PTable.generate(**params)
+
+    def tunable_params(self) -> dict[str, Param]:
+        return {"V": self._params[1]} if self.generated else {}
+
+    def flat_params(self) -> dict[str, Any]:
+        """The parameters a mechanism using this ptable lends (D, V, js; ncat when given)."""
+        p = self.get_params()
+        return {k: v for k, v in p.items() if k in ("D", "V", "js") or (k == "ncat" and v is not None)}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -190,6 +237,7 @@ class PTable:
         D = check_integer(D, "D", "PTable.generate", low=1)
         V = check_real(V, "V", "PTable.generate", low=0.0, low_open=True)
         js = check_integer(js, "js", "PTable.generate", low=0)
+        ncat_given = ncat
         if ncat is None:
             ncat = D + js + 1 if js > 0 else D
         ncat = check_integer(ncat, "ncat", "PTable.generate", low=max(1, js + 1))
@@ -199,7 +247,7 @@ class PTable:
         for i in range(1, ncat + 1):
             j, p = _solve_row(i, D, V, js, bool(mono), epsilon)
             P[i, j] = p
-        return cls(P, params={"D": D, "V": V, "js": js, "ncat": ncat, "mono": bool(mono), "epsilon": epsilon})
+        return cls(P, params={"D": D, "V": V, "js": js, "ncat": ncat_given, "mono": bool(mono), "epsilon": epsilon})
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> "PTable":

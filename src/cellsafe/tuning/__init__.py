@@ -1,14 +1,13 @@
-"""Tuning a synthesizer to a priori targets, and the risk-utility frontier (003 sections 3.3.5, 4.5)."""
+"""Tuning any cell-wise mechanism to a priori targets, and the risk-utility frontier (003 sections 3.3.5, 4.5)."""
 
 from ._frontier import FAMILIES, Frontier, default_grid, frontier
-from ._solve import PARAMETERS, TuningResult, poisson_alpha_for_zero_share, tune, with_parameter
+from ._solve import TuningResult, poisson_alpha_for_zero_share, tune
 from ._targets import Metric, Target, parse_metric, parse_target
 
 __all__ = [
     "FAMILIES",
     "Frontier",
     "Metric",
-    "PARAMETERS",
     "Target",
     "TuningResult",
     "default_grid",
@@ -17,5 +16,4 @@ __all__ = [
     "parse_target",
     "poisson_alpha_for_zero_share",
     "tune",
-    "with_parameter",
 ]

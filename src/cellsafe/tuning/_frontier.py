@@ -1,8 +1,9 @@
-"""The risk-utility frontier over families and parameters (003 section 4.5, 000 section 4.5).
+"""The risk-utility frontier over mechanisms and parameters (003 section 4.5, 000 section 4.5).
 
-:func:`frontier` evaluates a grid of saturated synthesizers a priori on one cell-size
-distribution and returns every (risk, utility) point with the non-dominated set: no other point
-has lower-or-equal risk and higher-or-equal utility, one of them strictly.
+:func:`frontier` evaluates a grid of cell-wise mechanisms a priori on one cell-size distribution
+and returns every (risk, utility) point with the non-dominated set: no other point has
+lower-or-equal risk and higher-or-equal utility, one of them strictly.  The grid may mix classes:
+saturated synthesis, the cell key method and geometric noise on one yardstick.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ import numpy as np
 import pandas as pd
 
 from .. import apriori
+from .._results import Result
 from ..exceptions import InvalidArgumentError
+from ..mechanisms import CellwiseMechanism, make_mechanism, mechanism_family, mechanism_spec
 from ._targets import Metric, parse_metric
 
 __all__ = ["Frontier", "frontier", "default_grid", "FAMILIES"]
 
+#: The count families of the default grid.
 FAMILIES = ("poisson", "nbi", "pig", "gaf")
 
 
@@ -73,38 +77,38 @@ def _check_families(families: Iterable[str]) -> list[str]:
     return fams
 
 
-def _mechanism(point: Mapping[str, Any]) -> Any:
-    from ..distributions import make_distribution
-    from ..mechanisms.saturated import SaturatedSynthesizer
-
-    fam = str(point["family"]).lower()
-    kwargs = {}
-    if fam != "poisson":
-        if point.get("sigma") is None:
-            raise InvalidArgumentError(f"grid point {dict(point)!r}: family {fam!r} needs a 'sigma'.")
-        kwargs["sigma"] = point["sigma"]
-    if fam == "gaf" and point.get("nu") is not None and not _isnan(point.get("nu")):
-        kwargs["nu"] = point["nu"]
-    return SaturatedSynthesizer(
-        make_distribution(fam, **kwargs),
-        alpha=float(point.get("alpha", 0.0) or 0.0),
-        zeros_to_ones=float(point.get("zeros_to_ones", 0.0) or 0.0),
-    )
+def _mechanism(point: Any) -> CellwiseMechanism:
+    if isinstance(point, Mapping) and "mechanism" not in point and "family" not in point:
+        raise InvalidArgumentError(f"every grid point needs a 'family' (or 'mechanism'). Got {dict(point)!r}.")
+    fam = str(point.get("family", "")).lower() if isinstance(point, Mapping) else ""
+    if fam in ("nbi", "pig", "gaf") and _isnan(point.get("sigma", math.nan)):
+        raise InvalidArgumentError(f"grid point {dict(point)!r}: family {fam!r} needs a 'sigma'.")
+    mech = make_mechanism(point)
+    if not isinstance(mech, CellwiseMechanism):
+        raise InvalidArgumentError(
+            f"the frontier compares cell-wise mechanisms a priori; {mech!r} is not one (small count rounding has "
+            "no cell-wise transition probabilities)."
+        )
+    return mech
 
 
 def _isnan(x: Any) -> bool:
-    return isinstance(x, float) and math.isnan(x)
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 @dataclass(frozen=True)
-class Frontier:
+class Frontier(Result):
     """Risk and utility of a grid of mechanisms, with the non-dominated set.
 
     Attributes
     ----------
     points : pandas.DataFrame
-        One row per setting: ``family``, ``sigma``, ``nu``, ``alpha``, ``zeros_to_ones``,
-        ``mechanism`` (repr), ``risk``, ``utility``, ``efficient`` (True when non-dominated).
+        One row per setting: ``mechanism`` (the spec's name: 'nbi', 'ckm', 'geometric'...),
+        ``family`` (the same, kept for grids of count families), one column per numeric
+        parameter of any mechanism in the grid (``sigma``, ``nu``, ``alpha``, ``zeros_to_ones``,
+        ``epsilon``, ``V``...; NaN where a mechanism has no such parameter), ``spec`` (e.g.
+        'nbi:sigma=1,alpha=0.01', to label points and rebuild the mechanism), ``label`` (repr),
+        ``risk``, ``utility``, ``efficient`` (True when non-dominated).
     risk : str
         The risk metric, e.g. 'tau4(1)' (lower is safer).
     utility : str
@@ -119,6 +123,19 @@ class Frontier:
     def efficient(self) -> pd.DataFrame:
         """The non-dominated points, by increasing risk."""
         return self.points[self.points["efficient"]].sort_values("risk")
+
+    def to_frame(self) -> pd.DataFrame:
+        """The points (a copy)."""
+        return self.points.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "risk": self.risk,
+            "utility": self.utility,
+            "n_points": len(self.points),
+            "n_efficient": int(self.points["efficient"].sum()),
+            "mechanisms": sorted(self.points["mechanism"].unique().tolist()),
+        }
 
     def __repr__(self) -> str:
         return (
@@ -162,9 +179,11 @@ def frontier(
     Parameters
     ----------
     table_or_cell_sizes : CountTable, pandas.Series, mapping or CellSizes
-    grid : sequence of dict, optional
+    grid : sequence of dict, spec or CellwiseMechanism, optional
         Settings ``{"family": "nbi", "sigma": 1.0, "alpha": 0.0}`` (``nu`` for gaf,
-        ``zeros_to_ones`` optional); default :func:`default_grid(families, n, alpha)`.
+        ``zeros_to_ones`` optional), ``{"mechanism": "ckm", "D": 5, "V": 3}``, specs such as
+        ``'geometric:epsilon=1'``, or mechanisms; classes may be mixed.  Default
+        :func:`default_grid(families, n, alpha)`.
     families : sequence of str
         Families for the default grid.
     n : int
@@ -198,24 +217,32 @@ def frontier(
         grid = default_grid(families, n, alpha)
     rows = []
     for point in grid:
-        if "family" not in point:
-            raise InvalidArgumentError(f"every grid point needs a 'family'. Got {dict(point)!r}.")
         mech = _mechanism(point)
-        params = mech.distribution.params()
+        params = {k: float(v) for k, v in mech.flat_params().items() if _numeric(v)}
+        name = mechanism_family(mech)
         rows.append(
             {
-                "family": str(point["family"]).lower(),
-                "sigma": params.get("sigma", math.nan),
-                "nu": params.get("nu", math.nan),
-                "alpha": float(mech.alpha),
-                "zeros_to_ones": float(mech.zeros_to_ones),
-                "mechanism": repr(mech),
+                "mechanism": name,
+                "family": name,
+                "sigma": math.nan,
+                "nu": math.nan,
+                "alpha": math.nan,
+                "zeros_to_ones": math.nan,
+                **params,
+                "spec": mechanism_spec(mech),
+                "label": repr(mech),
                 "risk": risk_m(cs, mech),
                 "utility": util_m(cs, mech),
             }
         )
-    points = pd.DataFrame(rows)
-    if points.empty:
+    if not rows:
         raise InvalidArgumentError("the grid is empty; give at least one setting.")
+    points = pd.DataFrame(rows)
+    tail = ["spec", "label", "risk", "utility"]
+    points = points[[c for c in points.columns if c not in tail] + tail]
     points["efficient"] = _efficient(points["risk"].to_numpy(float), points["utility"].to_numpy(float))
     return Frontier(points=points, risk=risk_m.name, utility=util_m.name if util_m.kind == "hellinger" else "mse")
+
+
+def _numeric(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)

@@ -1,10 +1,13 @@
-"""Tune one parameter of a saturated synthesizer to an a priori target (003 section 3.3.5, 000 3.3).
+"""Tune one parameter of any cell-wise mechanism to an a priori target (003 section 3.3.5, 000 3.3).
 
-:func:`tune` solves ``metric(parameter) = target`` for one of ``alpha``, ``sigma``, ``nu`` or
-``zeros_to_ones``, the other parameters held fixed: a scan over the parameter's range finds
-where the target is crossed and Brent's method refines it.  Targets outside the values the
-scan reaches are an error that states the reachable range.  :func:`poisson_alpha_for_zero_share`
-is 003's closed form for tau1(0) = tau2(0) under the Poisson.
+:func:`tune` solves ``metric(parameter) = target`` for one numeric parameter of a
+:class:`~cellsafe.mechanisms.CellwiseMechanism` (``alpha``, ``sigma`` or ``nu`` of a saturated
+synthesizer, ``epsilon`` of geometric noise, ``V`` of the cell key method's generated ptable...),
+the others held fixed: the mechanism declares which of its parameters are tunable and over which
+range (``mechanism.tunable_params()``), ``mechanism.with_params`` builds each candidate, a scan
+over the range finds where the target is crossed and Brent's method refines it.  Targets outside
+the values the scan reaches are an error that states the reachable range.
+:func:`poisson_alpha_for_zero_share` is 003's closed form for tau1(0) = tau2(0) under the Poisson.
 """
 
 from __future__ import annotations
@@ -16,30 +19,27 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import apriori
-from ..exceptions import InvalidArgumentError
+from .._params import Param
+from .._results import Result
+from ..exceptions import CellsafeError, InvalidArgumentError
 from ..mechanisms import CellwiseMechanism
 from ._targets import Target, parse_target
 
-__all__ = ["TuningResult", "tune", "poisson_alpha_for_zero_share", "with_parameter", "PARAMETERS"]
+__all__ = ["TuningResult", "tune", "poisson_alpha_for_zero_share"]
 
-#: Parameters :func:`tune` can solve for, with the range scanned by default.
-PARAMETERS: dict[str, tuple[float, float]] = {
-    "alpha": (0.0, 10.0),
-    "sigma": (1e-4, 1e3),
-    "nu": (-2.0, 1.0),
-    "zeros_to_ones": (0.0, 1.0),
-}
 _N_SCAN = 48
+#: Parameters whose every evaluation is slow (GAF's exact moments depend on nu): a coarser scan.
+_COARSE = {"nu": 16}
 
 
 @dataclass(frozen=True)
-class TuningResult:
+class TuningResult(Result):
     """The solved parameter value.
 
     Attributes
     ----------
     parameter : str
-        'alpha', 'sigma', 'nu' or 'zeros_to_ones'.
+        The tuned parameter, e.g. 'alpha', 'sigma', 'epsilon', 'V'.
     value : float
         The solution.
     target : str
@@ -75,44 +75,6 @@ class TuningResult:
         }
 
 
-def with_parameter(mechanism: Any, parameter: str, value: float) -> CellwiseMechanism:
-    """A copy of a :class:`SaturatedSynthesizer` with one parameter changed.
-
-    Examples
-    --------
-    >>> from cellsafe.distributions import NBI
-    >>> from cellsafe.mechanisms.saturated import SaturatedSynthesizer
-    >>> with_parameter(SaturatedSynthesizer(NBI(sigma=1.0)), "sigma", 2.0)
-    SaturatedSynthesizer(NBI(sigma=2.0))
-    """
-    from ..distributions import make_distribution
-    from ..mechanisms.saturated import SaturatedSynthesizer
-
-    if not isinstance(mechanism, SaturatedSynthesizer):
-        raise InvalidArgumentError(
-            f"tuning changes the parameters of a SaturatedSynthesizer; got {type(mechanism).__name__}."
-        )
-    value = float(value)
-    dist = mechanism.distribution
-    alpha, z = mechanism.alpha, mechanism.zeros_to_ones
-    if parameter == "alpha":
-        if z:
-            raise InvalidArgumentError("cannot tune alpha of a mechanism that uses zeros_to_ones; set zeros_to_ones=0.")
-        return SaturatedSynthesizer(dist, alpha=value)
-    if parameter == "zeros_to_ones":
-        if alpha:
-            raise InvalidArgumentError("cannot tune zeros_to_ones of a mechanism that uses alpha; set alpha=0.")
-        return SaturatedSynthesizer(dist, zeros_to_ones=value)
-    params = dict(dist.params())
-    if parameter not in params:
-        raise InvalidArgumentError(
-            f"{dist!r} has no parameter {parameter!r}; "
-            + ("sigma applies to nbi, pig and gaf." if parameter == "sigma" else "nu applies to gaf only.")
-        )
-    params[parameter] = value
-    return SaturatedSynthesizer(make_distribution(dist.name, **params), alpha=alpha, zeros_to_ones=z)
-
-
 def poisson_alpha_for_zero_share(table_or_cell_sizes: Any) -> float:
     """alpha giving tau1(0) = tau2(0) under Poisson synthesis (003 section 3.3.5).
 
@@ -137,13 +99,23 @@ def poisson_alpha_for_zero_share(table_or_cell_sizes: Any) -> float:
     return -math.log1p(-s)
 
 
-def _scan_grid(parameter: str, lo: float, hi: float) -> np.ndarray:
-    if parameter in ("alpha", "sigma") and hi / max(lo, 1e-300) > 100:
+def _scan_grid(parameter: str, decl: Param, lo: float, hi: float) -> np.ndarray:
+    n = _COARSE.get(parameter, _N_SCAN)
+    if decl.log and lo >= 0 and hi / max(lo, 1e-300) > 100:
         first = max(lo, hi * 1e-7)
-        grid = np.geomspace(first, hi, _N_SCAN)
-        return np.unique(np.r_[lo, grid]) if lo < first else grid
-    # nu changes the variance of every cell (slow moments for GAF): a coarser scan
-    return np.linspace(lo, hi, _N_SCAN if parameter != "nu" else 16)
+        grid = np.geomspace(first, hi, n)
+        return np.r_[lo, grid] if lo < first else grid
+    return np.linspace(lo, hi, n)
+
+
+def _tunable(mechanism: CellwiseMechanism, solve: str) -> Param:
+    params = mechanism.tunable_params()
+    if solve not in params:
+        raise InvalidArgumentError(
+            f"The 'solve' parameter of tune must be a tunable parameter of {type(mechanism).__name__}: "
+            f"{', '.join(map(repr, params)) or 'it has none'}. Got {solve!r} instead."
+        )
+    return params[solve]
 
 
 def tune(
@@ -162,17 +134,19 @@ def tune(
     ----------
     table_or_cell_sizes : CountTable, pandas.Series, mapping or CellSizes
         The original table or its cell-size distribution.
-    mechanism : SaturatedSynthesizer
-        Its other parameters stay fixed.
-    solve : {'alpha', 'sigma', 'nu', 'zeros_to_ones'}
-        The parameter to solve for.
+    mechanism : CellwiseMechanism
+        Any cell-wise mechanism; its other parameters stay fixed.
+    solve : str
+        The parameter to solve for, one of ``mechanism.tunable_params()``: 'alpha', 'sigma',
+        'nu', 'zeros_to_ones' of a saturated synthesizer, 'epsilon' of geometric noise, 'V' of
+        the cell key method's generated ptable, ...
     target : str or Target
         'tau1(0)=tau2(0)' (as many zeros released as in the original), 'tau4(1)=p',
         'tau3(1)=p' (any 'tauN(k)=p', p in [0, 1]), or 'loss=L' (expected squared error of
         the mean of ``m`` implicates).
     bounds : (float, float), optional
-        Range searched; default alpha [0, 10], sigma [1e-4, 1e3], nu [-2, 1],
-        zeros_to_ones [0, 1].
+        Range searched; default the parameter's declared scan range (alpha [0, 10], sigma
+        [1e-4, 1e3], nu [-2, 1], zeros_to_ones [0, 1], ...).
     m : int
         Implicates for a loss target.
     xtol : float
@@ -192,8 +166,10 @@ def tune(
     -----
     003 section 3.3.5: under the Poisson, tau1(0) = tau2(0) has the closed form of
     :func:`poisson_alpha_for_zero_share`, used here; everything else is a scan of 48 points
-    (log-spaced for alpha and sigma; 16 for nu) followed by Brent's method on the first bracket
-    where the target is crossed (tau4(1) is not monotone in alpha: the scan finds the smallest alpha).
+    (log-spaced for scale parameters such as alpha, sigma and epsilon; 16 for nu) followed by
+    Brent's method on the first bracket where the target is crossed (tau4(1) is not monotone in
+    alpha: the scan finds the smallest alpha).  A candidate the mechanism cannot be built with
+    (a ptable with no solution) counts as undefined and is skipped.
 
     Examples
     --------
@@ -203,20 +179,19 @@ def tune(
     >>> round(r.value, 4), round(r.achieved, 6)
     (0.0254, 0.4)
     """
-    if solve not in PARAMETERS:
-        raise InvalidArgumentError(
-            f"The 'solve' parameter of tune must be one of {', '.join(map(repr, PARAMETERS))}. Got {solve!r} instead."
-        )
     tgt = target if isinstance(target, Target) else parse_target(target, m=m)
     cs = apriori.cell_sizes(table_or_cell_sizes)
-    apriori._check_mechanism(mechanism, "tune")
-    lo, hi = PARAMETERS[solve] if bounds is None else (float(bounds[0]), float(bounds[1]))
+    apriori.check_mechanism(mechanism, "tune")
+    decl = _tunable(mechanism, solve)
+    lo, hi = decl.scan if bounds is None else (float(bounds[0]), float(bounds[1]))  # type: ignore[misc]
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise InvalidArgumentError(f"bounds must be two finite numbers lo < hi. Got {bounds!r}.")
-    if solve in ("alpha", "sigma", "zeros_to_ones") and lo < 0:
-        raise InvalidArgumentError(f"{solve} cannot be negative; got bounds {bounds!r}.")
-    if solve == "sigma" and lo == 0:
-        lo = PARAMETERS["sigma"][0]
+    if lo < decl.low or hi > decl.high:
+        raise InvalidArgumentError(
+            f"bounds {bounds!r} leave the range of {solve!r} ({decl.low:g} to {decl.high:g}); narrow them."
+        )
+    if decl.low_open and lo == decl.low:
+        lo = decl.scan[0] if decl.scan and decl.scan[0] > decl.low else np.nextafter(lo, hi)
 
     from ..distributions import Poisson
 
@@ -226,7 +201,7 @@ def tune(
             raise InvalidArgumentError(
                 f"tau1(0) = tau2(0) needs alpha = {value:.6g}, outside the bounds [{lo:g}, {hi:g}]."
             )
-        mech = with_parameter(mechanism, "alpha", value)
+        mech = mechanism.with_params(alpha=value)
         return TuningResult("alpha", value, tgt.text, _zero_gap(cs, mech), mech, "closed form", 1)
 
     n_eval = 0
@@ -234,23 +209,27 @@ def tune(
     def f(x: float) -> float:
         nonlocal n_eval
         n_eval += 1
-        mech = with_parameter(mechanism, solve, x)
+        try:
+            mech = mechanism.with_params(**{solve: x})
+        except CellsafeError:
+            return math.nan
         if tgt.zero_share:
             return _zero_gap(cs, mech)
         return tgt.metric(cs, mech) - tgt.value
 
-    return _root(f, solve, lo, hi, tgt, mechanism, xtol, lambda: n_eval)
+    return _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, lambda: n_eval)
 
 
 def _zero_gap(cs: apriori.CellSizes, mech: CellwiseMechanism) -> float:
     """tau1(0) - tau2(0): zeros released minus zeros in the original, as shares of the cells."""
-    t = apriori._tau_frame(cs, mech, np.array([0]))
+    t = apriori.tau(cs, mech, k=[0])
     return float(t.tau1.iloc[0] - t.tau2.iloc[0])
 
 
 def _root(
     f: Callable[[float], float],
     solve: str,
+    decl: Param,
     lo: float,
     hi: float,
     tgt: Target,
@@ -258,7 +237,7 @@ def _root(
     xtol: float,
     count: Callable[[], int],
 ) -> TuningResult:
-    grid = _scan_grid(solve, lo, hi)
+    grid = _scan_grid(solve, decl, lo, hi)
     vals = np.array([f(float(x)) for x in grid])
     finite = np.isfinite(vals)
     if not finite.any():
@@ -283,6 +262,6 @@ def _root(
             f"{what} ranges over [{reach.min():.6g}, {reach.max():.6g}] there, not {want}. "
             "Choose a target in that range, another parameter, or wider bounds."
         )
-    mech = with_parameter(mechanism, solve, x)
+    mech = mechanism.with_params(**{solve: x})
     achieved = f(x) + (0.0 if tgt.zero_share else tgt.value)
     return TuningResult(solve, x, tgt.text, achieved, mech, "brentq", count())
