@@ -45,3 +45,19 @@ def test_frontier_bad_input(freq, tmp_path, capsys, extra, message):
     args = ["frontier", str(freq), "--variables", "a,b", "--count", "n", "--output", str(tmp_path / "f.csv")]
     assert main(args + extra) == 2
     assert message in capsys.readouterr().err
+
+
+def test_frontier_of_mixed_mechanisms(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": np.repeat(np.arange(20), 10), "b": np.tile(np.arange(10), 20)})
+    df["n"] = rng.negative_binomial(0.5, 0.2, size=len(df))
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    out = tmp_path / "mixed.csv"
+    args = ["frontier", str(src), "--variables", "a,b", "--count", "n", "--output", str(out)]
+    for spec in ("nbi:sigma=0.5", "ckm:D=3,V=1", "poisson:alpha=0.01"):
+        args += ["--mechanism", spec]
+    assert main(args) == 0
+    points = pd.read_csv(out)
+    assert list(points["mechanism"]) == ["nbi", "ckm", "poisson"]
+    assert list(points["spec"]) == ["nbi:sigma=0.5", "ckm:D=3,V=1", "poisson:alpha=0.01"]

@@ -56,3 +56,25 @@ def test_tune_bad_input(freq, capsys, extra, message):
     path, _ = freq
     assert _run(path, *extra) == 2
     assert message in capsys.readouterr().err
+
+
+def test_tune_any_cellwise_mechanism_by_spec(freq, capsys):
+    path, _ = freq
+    assert _run(path, "--mechanism", "ckm:D=3,V=1", "--solve", "V", "--target", "tau3(1)=0.5", "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["V"] > 0 and out["achieved"] == pytest.approx(0.5, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--mechanism", "nbi:sigma=1", "--sigma", "2", "--solve", "sigma"], "drop --sigma"),
+        (["--mechanism", "scr:publication=a,base=3", "--solve", "base"], "not a cell-wise mechanism"),
+        (["--mechanism", "ckm:D=3,V=1", "--solve", "sigma"], "tunable parameter of CellKeyMethod: 'V'"),
+        (["--solve", "alpha"], "give --distribution NAME"),
+    ],
+)
+def test_tune_mechanism_spec_errors(freq, capsys, extra, message):
+    path, _ = freq
+    assert _run(path, *extra, "--target", "tau3(1)=0.5") == 2
+    assert message in capsys.readouterr().err

@@ -11,7 +11,7 @@ from ._common import (
     parse_counts,
     parse_float_list,
     print_json,
-    synthesizer_from_args,
+    mechanism_from_args,
     table_from_args,
 )
 
@@ -24,6 +24,10 @@ examples:
   # Poisson with pseudocount 0.02, as JSON, with P(|n_syn - n| < 1000)
   cellsafe assess table.csv --variables area,sex,age --count n \\
       --distribution poisson --alpha 0.02 --d 1000 --json
+
+  # any cell-wise mechanism on the same yardstick: the cell key method, geometric noise
+  cellsafe assess pupils.parquet --variables area,ethnicity,sex,age --mechanism 'ckm:D=5,V=3,js=2'
+  cellsafe assess pupils.parquet --variables area,ethnicity,sex,age --mechanism 'geometric:epsilon=1' --json
 
 Nothing is sampled: every number is an expectation computed from the table's cell sizes.
 """
@@ -40,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=EXAMPLES_FORMATTER,
     )
     add_table_input(p)
-    add_distribution_options(p)
+    add_distribution_options(p, mechanism=True)
     p.add_argument("--k", default="0,1,2,3", metavar="K,K", help="counts for the tau metrics (default 0,1,2,3)")
     p.add_argument("--p", default="0.5,1,5,10,50", metavar="P,P", help="percentages for 'within p%%' (default 0.5,1,5,10,50)")
     p.add_argument("--d", default="", metavar="D,D", help="distances d for P(|n_syn - n| < d)")
@@ -53,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from .. import apriori
 
-    mech = synthesizer_from_args(args)
+    mech = mechanism_from_args(args)
     k = parse_counts(args.k, "--k")
     p = parse_float_list(args.p, "--p")
     d = parse_float_list(args.d, "--d") if args.d.strip() else []

@@ -135,29 +135,73 @@ def print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
-DISTRIBUTIONS = ("poisson", "nbi", "pig", "gaf")
+def add_distribution_options(
+    p: argparse.ArgumentParser, *, required: bool = True, mechanism: bool = False
+) -> None:
+    """--distribution, --sigma, --nu, --alpha, --zeros-to-ones (the saturated synthesizer's parameters).
 
+    With ``mechanism``, also ``--mechanism SPEC`` for any registered cell-wise mechanism, as an
+    alternative to --distribution.
+    """
+    from ..distributions import distribution_names
 
-def add_distribution_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:
-    """--distribution, --sigma, --nu, --alpha, --zeros-to-ones (the saturated synthesizer's parameters)."""
     g = p.add_argument_group("mechanism")
     g.add_argument(
         "--distribution",
-        required=required,
+        required=required and not mechanism,
         type=str.lower,
-        choices=DISTRIBUTIONS,
+        choices=distribution_names(),
         help="noise family: poisson, nbi (negative binomial), pig (Poisson-inverse Gaussian), gaf (discretized gamma)",
     )
+    if mechanism:
+        from .._registry import registered
+        from ..mechanisms import CellwiseMechanism, mechanism_names
+
+        classes = registered("mechanism")
+        cellwise = [n for n in mechanism_names() if n not in classes or issubclass(classes[n], CellwiseMechanism)]
+        g.add_argument(
+            "--mechanism",
+            metavar="SPEC",
+            default=None,
+            help="instead of --distribution: any cell-wise mechanism as NAME:PARAM=VALUE,... e.g. "
+            "'nbi:sigma=1,alpha=0.01', 'ckm:D=5,V=3,js=2', 'geometric:epsilon=1' (names: "
+            + ", ".join(cellwise)
+            + ")",
+        )
     g.add_argument("--sigma", type=float, default=None, help="dispersion (nbi, pig, gaf): variance mu + sigma mu^2 (nbi, pig)")
     g.add_argument("--nu", type=float, default=None, help="gaf only: variance sigma^2 mu^nu (default 0)")
-    g.add_argument("--alpha", type=float, default=0.0, help="pseudocount: mean used for random zeros (default 0)")
+    g.add_argument("--alpha", type=float, default=None, help="pseudocount: mean used for random zeros (default 0)")
     g.add_argument(
         "--zeros-to-ones",
         type=float,
-        default=0.0,
+        default=None,
         metavar="P",
         help="instead of --alpha: each random zero becomes 1 with probability P (default 0)",
     )
+
+
+def mechanism_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The mechanism of --mechanism SPEC, or the saturated synthesizer of --distribution and its options."""
+    spec = getattr(args, "mechanism", None)
+    if spec is None:
+        if args.distribution is None:
+            raise InvalidArgumentError("give --distribution NAME (with --sigma ...) or --mechanism SPEC.")
+        return synthesizer_from_args(args)
+    given = [o for o, v in (("--distribution", args.distribution), ("--sigma", args.sigma), ("--nu", args.nu),
+                            ("--alpha", args.alpha), ("--zeros-to-ones", args.zeros_to_ones)) if v is not None]
+    if given:
+        raise InvalidArgumentError(
+            f"--mechanism carries all the parameters; drop {', '.join(given)} (write e.g. 'nbi:sigma=1,alpha=0.01')."
+        )
+    from ..mechanisms import CellwiseMechanism, make_mechanism
+
+    mech = make_mechanism(spec)
+    if not isinstance(mech, CellwiseMechanism):
+        raise InvalidArgumentError(
+            f"--mechanism {spec!r} is not a cell-wise mechanism; a priori assessment and tuning need transition "
+            "probabilities P(k | j)."
+        )
+    return mech
 
 
 def distribution_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -184,5 +228,5 @@ def synthesizer_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-
     from ..mechanisms.saturated import SaturatedSynthesizer
 
     return SaturatedSynthesizer(
-        distribution_from_args(args), alpha=args.alpha, zeros_to_ones=args.zeros_to_ones
+        distribution_from_args(args), alpha=args.alpha or 0.0, zeros_to_ones=args.zeros_to_ones or 0.0
     )

@@ -20,6 +20,11 @@ examples:
   # your own settings: a CSV with columns family,sigma,nu,alpha
   cellsafe frontier table.csv --variables a,b,c --count n --grid settings.csv --output frontier.csv
 
+  # saturated NBI, the cell key method and geometric noise on one yardstick
+  cellsafe frontier table.csv --variables a,b,c --count n --output mixed.csv --utility hellinger \
+      --mechanism 'nbi:sigma=0.5' --mechanism 'nbi:sigma=2' --mechanism 'ckm:D=5,V=3,js=2' \
+      --mechanism 'geometric:epsilon=0.5' --mechanism 'geometric:epsilon=2'
+
 Risk is tau4(1) (the share of synthetic uniques that are real uniques) unless --risk says otherwise;
 utility is 1 - invlogit(expected squared error per cell) (000 Figure 7) or the expected Hellinger
 utility.  The output has one row per setting and a column 'efficient' marking the frontier.
@@ -29,8 +34,9 @@ utility.  The output has one row per setting and a column 'efficient' marking th
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "frontier",
-        help="a priori risk-utility frontier over families and parameters",
-        description="Evaluate a grid of saturated synthesizers a priori and mark the non-dominated settings "
+        help="a priori risk-utility frontier over mechanisms and parameters",
+        description="Evaluate a grid of cell-wise mechanisms (saturated synthesizers by default; the cell key "
+        "method and DP noise with --mechanism) a priori and mark the non-dominated settings "
         "(003 section 4.5, 000 section 4.5).",
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
@@ -40,6 +46,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--grid", default="100", metavar="N|FILE", help="number of settings of the default grid (default 100), or a CSV"
         "/Parquet file of settings with columns family,sigma,nu,alpha"
+    )
+    p.add_argument(
+        "--mechanism",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="a setting as a spec, e.g. 'nbi:sigma=1' or 'ckm:D=5,V=3,js=2' or 'geometric:epsilon=1'; repeat it to "
+        "build a grid of mixed mechanisms (instead of --grid)",
     )
     p.add_argument("--alpha", type=float, default=0.0, help="pseudocount of the default grid's nbi/pig/gaf settings")
     p.add_argument("--risk", default="tau4(1)", help="risk metric tauN(k) (default tau4(1))")
@@ -65,8 +79,11 @@ def _grid(text: str) -> tuple[int | None, list[dict] | None]:
     from ..io import read_frame
 
     df = read_frame(text)
-    if "family" not in df.columns:
-        raise InvalidArgumentError(f"the settings file {text!r} needs a 'family' column (and sigma, nu, alpha).")
+    if "family" not in df.columns and "mechanism" not in df.columns:
+        raise InvalidArgumentError(
+            f"the settings file {text!r} needs a 'family' (or 'mechanism') column, and the parameters (sigma, nu, "
+            "alpha, epsilon, D, V, ...)."
+        )
     return None, [{k: v for k, v in row.items() if v == v} for row in df.to_dict("records")]
 
 
@@ -77,6 +94,12 @@ def run(args: argparse.Namespace) -> int:
 
     families = parse_list(args.families, "--families")
     n, grid = _grid(args.grid)
+    if args.mechanism:
+        from ..mechanisms import make_mechanism
+
+        if grid is not None:
+            raise InvalidArgumentError("give either --grid FILE or --mechanism SPEC (repeated), not both.")
+        grid = [make_mechanism(spec) for spec in args.mechanism]
     if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
         raise InvalidArgumentError(f"--plot must end in .png or .svg. Got {args.plot!r}.")
     table = table_from_args(args)

@@ -10,7 +10,7 @@ from ._common import (
     add_table_input,
     parse_float_list,
     print_json,
-    synthesizer_from_args,
+    mechanism_from_args,
     table_from_args,
 )
 
@@ -29,6 +29,10 @@ examples:
   # GAF nu for an expected squared error of 1000, sigma fixed at 2
   cellsafe tune table.csv --variables a,b,c --count n --distribution gaf --sigma 2 --solve nu --target loss=1000
 
+  # the privacy parameter of geometric noise, the noise variance V of the cell key method
+  cellsafe tune table.csv --variables a,b,c --count n --mechanism 'geometric:epsilon=1' --solve epsilon --target 'tau3(1)=0.5'
+  cellsafe tune table.csv --variables a,b,c --count n --mechanism 'ckm:D=3,V=1' --solve V --target 'tau3(1)=0.5' 
+
 The other parameters (--sigma, --nu, --alpha) stay as given; for --solve sigma the --sigma value is
 only a starting family member.  Prints the solved value (with --json: {"alpha": ...}).
 """
@@ -44,10 +48,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=EXAMPLES_FORMATTER,
     )
     add_table_input(p)
-    add_distribution_options(p)
-    p.add_argument("--solve", required=True, choices=("alpha", "sigma", "nu", "zeros_to_ones"), help="parameter to solve for")
+    add_distribution_options(p, mechanism=True)
+    p.add_argument(
+        "--solve",
+        required=True,
+        metavar="PARAM",
+        help="parameter to solve for: alpha, sigma, nu, zeros_to_ones (saturated), epsilon (geometric), V (ckm), ...",
+    )
     p.add_argument("--target", required=True, metavar="METRIC=VALUE", help="'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000', 'tau1(0)=tau2(0)'")
-    p.add_argument("--bounds", default=None, metavar="LO,HI", help="range searched (default alpha 0,10; sigma 1e-4,1e3; nu -2,1)")
+    p.add_argument(
+        "--bounds", default=None, metavar="LO,HI",
+        help="range searched (default the parameter's: alpha 0,10; sigma 1e-4,1e3; nu -2,1; epsilon 1e-3,50; V 0.05,25)",
+    )
     p.add_argument("-m", type=int, default=1, dest="m", help="implicates averaged, for a loss target")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     p.set_defaults(func=run)
@@ -57,12 +69,13 @@ def run(args: argparse.Namespace) -> int:
     from ..exceptions import InvalidArgumentError
     from ..tuning import parse_target, tune
 
-    if args.solve == "sigma" and args.sigma is None and args.distribution != "poisson":
-        args.sigma = 1.0  # any member of the family: sigma is what we solve for
-    if args.solve == "sigma" and args.distribution == "poisson":
-        raise InvalidArgumentError("--solve sigma needs --distribution nbi, pig or gaf; the Poisson has no sigma.")
-    if args.solve == "nu" and args.distribution != "gaf":
-        raise InvalidArgumentError("--solve nu needs --distribution gaf; only the gamma family has nu.")
+    if args.mechanism is None:
+        if args.solve == "sigma" and args.sigma is None and args.distribution not in (None, "poisson"):
+            args.sigma = 1.0  # any member of the family: sigma is what we solve for
+        if args.solve == "sigma" and args.distribution == "poisson":
+            raise InvalidArgumentError("--solve sigma needs --distribution nbi, pig or gaf; the Poisson has no sigma.")
+        if args.solve == "nu" and args.distribution != "gaf":
+            raise InvalidArgumentError("--solve nu needs --distribution gaf; only the gamma family has nu.")
     target = parse_target(args.target, m=args.m)  # validate before reading data
     bounds = None
     if args.bounds:
@@ -70,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         if len(b) != 2:
             raise InvalidArgumentError(f"--bounds must be two numbers LO,HI. Got {args.bounds!r}.")
         bounds = (b[0], b[1])
-    mech = synthesizer_from_args(args)
+    mech = mechanism_from_args(args)
     table = table_from_args(args)
     result = tune(table, mech, args.solve, target, bounds=bounds, m=args.m)
     if args.json:
