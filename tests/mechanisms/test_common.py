@@ -1,6 +1,15 @@
-"""Checks every mechanism must pass (style.md, 'Tests'): the same ``rng`` gives the same output,
-``sample`` leaves the mechanism and the table unchanged, outputs keep the table's variables and
-structural zeros and hold non-negative integer counts."""
+"""Checks every registered mechanism must pass (style.md, 'Tests').
+
+- the parameter protocol: ``get_params`` gives what the constructor took, ``with_params()`` rebuilds
+  an equal mechanism, an unknown parameter is refused;
+- the same ``rng`` gives the same output; ``sample`` leaves the mechanism and the table unchanged;
+  tables keep their variables and structural zeros and hold non-negative integer counts;
+- every cell-wise mechanism samples what its transition probabilities say: sampled frequencies of
+  the released count, for cells of a few original counts j, against ``transition_pmf(k, j)`` by a
+  chi-square test at a fixed seed.
+
+A mechanism registered without an example here fails :func:`test_every_registered_mechanism_has_an_example`.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +18,49 @@ import copy
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
+from scipy import stats
 
 import cellsafe
 from cellsafe import CountTable, Variable
+from cellsafe._registry import registered
+from cellsafe.exceptions import InvalidArgumentError
+from cellsafe.mechanisms import CellwiseMechanism, make_mechanism
+from cellsafe.published import PublishedTable
+
+# One or more examples per registered name (factories: some registrations arrive with optional modules).
+EXAMPLES = {
+    "saturated": [
+        lambda: cellsafe.SaturatedSynthesizer(cellsafe.Poisson()),
+        lambda: cellsafe.SaturatedSynthesizer(cellsafe.NBI(sigma=1.0), alpha=0.1),
+        lambda: cellsafe.SaturatedSynthesizer(cellsafe.PIG(sigma=2.0), zeros_to_ones=0.1),
+        lambda: cellsafe.SaturatedSynthesizer(cellsafe.GAF(sigma=0.5, nu=0.5)),
+    ],
+    "loglinear": [lambda: cellsafe.LogLinearSynthesizer("region*sex + sex*age", cellsafe.NBI(sigma=0.5))],
+    "ckm": [
+        lambda: cellsafe.CellKeyMethod(cellsafe.PTable.generate(D=3, V=1.5, js=1)),
+        lambda: cellsafe.CellKeyMethod(cellsafe.PTable.generate(D=3, V=1.5), "region*sex + age"),
+    ],
+    "scr": [lambda: cellsafe.SmallCountRounding("region*sex + sex*age", base=3)],
+    "dirichlet": [lambda: cellsafe.MultinomialDirichletSynthesizer(alpha=2.0)],
+    "poisson-gamma": [lambda: cellsafe.PoissonGammaSynthesizer(a=2.0, b=0.05)],
+    "poisson-gamma-multinomial": [lambda: cellsafe.PoissonGammaMultinomialSynthesizer(a=2.0, b=0.05)],
+    "geometric": [lambda: make_mechanism("geometric:epsilon=0.7")],
+    "discrete-gaussian": [lambda: make_mechanism("discrete-gaussian:sigma=1.5")],
+}
+
+
+def _cases() -> list[tuple[str, int]]:
+    names = registered("mechanism")
+    return [(name, i) for name in names for i in range(len(EXAMPLES.get(name, [])))]
+
+
+def _build(case: tuple[str, int]):
+    name, i = case
+    return EXAMPLES[name][i]()
+
+
+def _ids(case: tuple[str, int]) -> str:
+    return f"{case[0]}{case[1]}"
 
 
 def _table() -> CountTable:
@@ -22,38 +71,111 @@ def _table() -> CountTable:
     return CountTable(variables, cells, rng.integers(1, 30, size=cells.size), structural_zeros=[k - 1])
 
 
-MECHANISMS = [
-    cellsafe.SaturatedSynthesizer(cellsafe.Poisson()),
-    cellsafe.SaturatedSynthesizer(cellsafe.NBI(sigma=1.0), alpha=0.1),
-    cellsafe.SaturatedSynthesizer(cellsafe.PIG(sigma=2.0), zeros_to_ones=0.1),
-    cellsafe.SaturatedSynthesizer(cellsafe.GAF(sigma=0.5, nu=0.5)),
-    cellsafe.LogLinearSynthesizer("region*sex + sex*age", cellsafe.NBI(sigma=0.5)),
-    cellsafe.CellKeyMethod(cellsafe.PTable.generate(D=3, V=1.5, js=1)),
-    cellsafe.SmallCountRounding("region*sex + sex*age", base=3),
-    cellsafe.MultinomialDirichletSynthesizer(alpha=2.0),
-    cellsafe.PoissonGammaSynthesizer(a=2.0, b=0.05),
-]
+def test_every_registered_mechanism_has_an_example():
+    missing = sorted(set(registered("mechanism")) - set(EXAMPLES))
+    assert not missing, f"add examples for {missing} to tests/mechanisms/test_common.py"
 
 
-@pytest.mark.parametrize("mechanism", MECHANISMS, ids=lambda m: type(m).__name__ + str(MECHANISMS.index(m)))
-def test_mechanism_contract(mechanism):
+@pytest.mark.parametrize("case", _cases(), ids=_ids)
+def test_parameter_protocol(case):
+    mech = _build(case)
+    params = mech.get_params()
+    assert list(params) == [p.name for p in type(mech)._params]
+    again = mech.with_params()
+    assert type(again) is type(mech) and again is not mech
+    assert repr(again) == repr(mech)
+    assert repr(type(mech)(**params)) == repr(mech)
+    with pytest.raises(InvalidArgumentError, match="has no parameter 'no_such_parameter'"):
+        mech.with_params(no_such_parameter=1.0)
+    for name, decl in mech.tunable_params().items():
+        lo, hi = decl.scan
+        value = hi if decl.log else (lo + hi) / 2
+        try:
+            changed = mech.with_params(**{name: value})
+        except cellsafe.CellsafeError:
+            continue  # e.g. a ptable with no solution at that V: refused with a message, never built wrong
+        assert changed.flat_params()[name] == value
+        assert mech.flat_params()[name] != value or lo == hi  # the original is unchanged
+
+
+@pytest.mark.parametrize("case", _cases(), ids=_ids)
+def test_sampling_contract(case):
+    mechanism = _build(case)
     table = _table()
-    before = copy.deepcopy(vars(mechanism))
+    before = copy.deepcopy(mechanism.get_params())
     counts_before = table.counts.copy()
     a = mechanism.sample(table, m=2, rng=123)
     b = mechanism.sample(table, m=2, rng=123)
     assert len(a) == 2
     for x, y in zip(a, b):
+        if isinstance(x, PublishedTable):
+            assert_array_equal(x.released, y.released)
+            assert_array_equal(x.original, x.publication.aggregate(table))
+            ok = ~np.isnan(x.released)
+            assert np.all(x.released[ok] >= 0) and np.all(x.released[ok] == np.floor(x.released[ok]))
+            continue
         assert x.equals(y)
         assert x.variables == table.variables
         assert_array_equal(x.structural_zeros, table.structural_zeros)
         assert x.is_integer and np.all(x.counts >= 0)
         assert np.intersect1d(x.index, table.structural_zeros).size == 0
     assert_array_equal(table.counts, counts_before)
-    after = vars(mechanism)
+    after = mechanism.get_params()
     assert before.keys() == after.keys()
     for key in before:
         if isinstance(before[key], np.ndarray):
             assert_array_equal(before[key], after[key])
         else:
             assert repr(before[key]) == repr(after[key])
+
+
+# ---------------------------------------------------------------------- samples against P(k | j)
+J_VALUES = (0, 1, 2, 5, 17)
+CELLS_PER_J = 4000
+
+
+def _grid_table() -> tuple[CountTable, np.ndarray]:
+    """CELLS_PER_J cells of each count in J_VALUES (0: random zeros), on a 2-variable table."""
+    n = CELLS_PER_J * len(J_VALUES)
+    variables = [Variable("i", range(n // 10)), Variable("r", range(10))]
+    j = np.repeat(np.array(J_VALUES), CELLS_PER_J)
+    nz = np.flatnonzero(j > 0)
+    return CountTable(variables, nz, j[nz]), j
+
+
+def _released(mechanism, table: CountTable, rng: int) -> np.ndarray:
+    [out] = mechanism.sample(table, rng=rng)
+    if isinstance(out, PublishedTable):  # the cell key method without a publication: the cells themselves
+        full = np.zeros(table.n_cells)
+        full[out.publication.inner_index] = out.released
+        return full
+    return out.dense().reshape(-1)
+
+
+def _cellwise_cases() -> list[tuple[str, int]]:
+    return [c for c in _cases() if isinstance(_build(c), CellwiseMechanism) and _build(c).get_params().get("publication") is None]
+
+
+@pytest.mark.parametrize("case", _cellwise_cases(), ids=_ids)
+def test_samples_follow_transition_probabilities(case):
+    mechanism = _build(case)
+    table, j = _grid_table()
+    released = _released(mechanism, table, rng=20261122)
+    for jv in J_VALUES:
+        k = released[j == jv].astype(np.int64)
+        kmax = int(k.max()) + 1
+        expected = np.asarray(mechanism.transition_pmf(np.arange(kmax + 1), jv), dtype=float) * k.size
+        expected[-1] += float(np.asarray(mechanism.transition_sf(kmax, jv))) * k.size  # the upper tail
+        observed = np.bincount(np.minimum(k, kmax), minlength=kmax + 1).astype(float)
+        assert np.all(observed[expected == 0] == 0), f"j={jv}: released values of probability 0"
+        # pool the sparse cells of the tail so every expected count is at least 5
+        keep = expected >= 5
+        obs = np.r_[observed[keep], observed[~keep].sum()]
+        exp = np.r_[expected[keep], expected[~keep].sum()]
+        obs, exp = obs[exp > 0], exp[exp > 0]
+        if obs.size < 2:
+            assert obs.sum() == exp.sum()
+            continue
+        chi2 = float(((obs - exp) ** 2 / exp).sum())
+        p = stats.chi2.sf(chi2, obs.size - 1)
+        assert p > 1e-4, f"{mechanism!r}, j={jv}: chi-square {chi2:.1f} on {obs.size - 1} df (p={p:.2g})"

@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
+from .._params import Param
 from .._random import RNGLike, as_seed_sequence, stream
+from .._registry import register
 from .._validation import check_integer, check_real
 from ._domain import (
     DEFAULT_MAX_SYNTH_CELLS,
@@ -42,6 +44,7 @@ _OWNER = "MultinomialDirichletSynthesizer"
 _PURPOSE = 0x4D44  # stream key of this synthesizer ("MD")
 
 
+@register("mechanism", "dirichlet")
 class MultinomialDirichletSynthesizer(Mechanism):
     """Fixed-total synthesis from the Dirichlet-multinomial posterior predictive.
 
@@ -86,6 +89,11 @@ class MultinomialDirichletSynthesizer(Mechanism):
     >>> round(s.epsilon(10_000), 6)
     7.0
     """
+
+    _params = (
+        Param("alpha", kind="object", doc="the Dirichlet prior: one positive value, or one per cell"),
+        Param("max_cells", kind="integer", low=1, default=DEFAULT_MAX_SYNTH_CELLS, doc="largest domain accepted"),
+    )
 
     def __init__(self, alpha: Any, *, max_cells: int = DEFAULT_MAX_SYNTH_CELLS) -> None:
         check_positive_values(alpha, "alpha", _OWNER)

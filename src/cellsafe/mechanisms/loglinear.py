@@ -11,19 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._params import Param
 from .._random import RNGLike
+from .._registry import register
 from .._validation import check_integer, check_real
 from ..distributions import CountDistribution
 from ..exceptions import InvalidArgumentError
 from ..fitting import ipf
 from ..formula import Formula, parse_formula
-from ..table import CountTable
+from ..table import CountTable, check_table
 from ._base import Mechanism
 from .saturated import SaturatedSynthesizer
 
 __all__ = ["LogLinearSynthesizer"]
 
 
+@register("mechanism", "loglinear")
 class LogLinearSynthesizer(Mechanism):
     """Synthesize a table from the fitted values of a hierarchical log-linear model.
 
@@ -60,6 +63,14 @@ class LogLinearSynthesizer(Mechanism):
     (2, 2)
     """
 
+    _params = (
+        Param("margins", kind="object", doc="the model's margins (formula)"),
+        Param("distribution", kind="object", doc="the noise family around the fitted values"),
+        Param("alpha", low=0.0, high_open=True, default=0.0, scan=(0.0, 10.0), log=True, doc="pseudocount"),
+        Param("tol", low=0.0, low_open=True, default=1e-8, doc="IPF tolerance"),
+        Param("max_iter", kind="integer", low=1, default=1000, doc="IPF iterations"),
+    )
+
     def __init__(
         self,
         margins: Any,
@@ -90,14 +101,10 @@ class LogLinearSynthesizer(Mechanism):
         self.tol = tol
         self.max_iter = max_iter
 
-    def __repr__(self) -> str:
-        extra = f", alpha={self.alpha!r}" if self.alpha else ""
-        return f"LogLinearSynthesizer({self.margins!r}, {self.distribution!r}{extra})"
 
     def expected(self, table: CountTable) -> CountTable:
         """The model's fitted values ``mu`` for ``table`` (a CountTable of float counts)."""
-        if not isinstance(table, CountTable):
-            raise InvalidArgumentError(f"table must be a cellsafe.CountTable. Got {type(table).__name__} instead.")
+        check_table(table, "LogLinearSynthesizer.expected")
         return ipf(table, self.margins, tol=self.tol, max_iter=self.max_iter).fitted
 
     def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:

@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from .._params import Param
 from .._random import RNGLike, as_seed_sequence, stream
+from .._registry import register
 from .._validation import check_integer, check_real
 from ._domain import (
     DEFAULT_MAX_SYNTH_CELLS,
@@ -33,7 +35,7 @@ from ._domain import (
 )
 from ..distributions import ConditionedNegativeBinomial, conditioned_nb_log_pmf
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError, TableTooLargeError
-from ..table import INDEX_DTYPE, CountTable, unravel
+from ..table import INDEX_DTYPE, CountTable, check_same_variables, unravel
 from ._base import Mechanism
 
 __all__ = ["PoissonGammaSynthesizer", "PoissonGammaMultinomialSynthesizer"]
@@ -61,7 +63,7 @@ class _Cells:
 def _per_cell(value: Any, name: str, domain: np.ndarray, table: CountTable) -> np.ndarray:
     """A scalar, per-domain-cell array, per-cell (length K) array or CountTable as values on the domain."""
     if isinstance(value, CountTable):
-        _check_same_variables(value, table, name)
+        check_same_variables(value, table, f"the {name} table", "the data")
         out = value.lookup(domain).astype(float)
         if np.any(out <= 0):
             j = domain[np.flatnonzero(out <= 0)[0]]
@@ -82,16 +84,15 @@ def _per_cell(value: Any, name: str, domain: np.ndarray, table: CountTable) -> n
     )
 
 
-def _check_same_variables(other: CountTable, table: CountTable, what: str) -> None:
-    if other.variables != table.variables:
-        raise DataError(
-            f"the {what} table must have the same variables and categories as the data: "
-            f"{other.names} vs {table.names}."
-        )
-
-
 class _PoissonGammaBase(Mechanism):
     _owner = "PoissonGammaSynthesizer"
+
+    _params = (
+        Param("a", kind="object", doc="gamma prior shape: one positive value, per-cell values or a CountTable"),
+        Param("b", kind="object", doc="gamma prior rate: one positive value, per-cell values or a CountTable"),
+        Param("population", kind="object", default=None, none_ok=True, doc="population sizes per cell"),
+        Param("max_cells", kind="integer", low=1, default=DEFAULT_MAX_SYNTH_CELLS, doc="largest domain accepted"),
+    )
 
     def __init__(self, a: Any, b: Any, population: Any = None, *, max_cells: int = DEFAULT_MAX_SYNTH_CELLS) -> None:
         owner = type(self).__name__
@@ -155,7 +156,7 @@ def _domain(population: Any, table: CountTable, max_cells: int, owner: str) -> t
         idx = non_structural_index(table)
         return idx, np.ones(idx.shape[0])
     if isinstance(population, CountTable):
-        _check_same_variables(population, table, "population")
+        check_same_variables(population, table, "the population table", "the data")
         idx, n = population.index, population.counts.astype(float)
     else:
         arr = np.asarray(population, dtype=float)
@@ -174,6 +175,7 @@ def _domain(population: Any, table: CountTable, max_cells: int, owner: str) -> t
     return idx, n
 
 
+@register("mechanism", "poisson-gamma")
 class PoissonGammaSynthesizer(_PoissonGammaBase):
     """Fixed-total Poisson-gamma synthesis with a proven epsilon-DP guarantee.
 
@@ -374,6 +376,7 @@ class PoissonGammaSynthesizer(_PoissonGammaBase):
         return c.y + c.a, c.n / (c.b + 2.0 * c.n)
 
 
+@register("mechanism", "poisson-gamma-multinomial")
 class PoissonGammaMultinomialSynthesizer(_PoissonGammaBase):
     """Posterior rates, then a multinomial: a simpler mechanism with **no** privacy claim.
 
