@@ -72,6 +72,17 @@ def test_publish_scr_frequency_table(tmp_path, capsys):
     assert total == 57
 
 
+def test_publish_scr_zero_cells_only_when_asked(tmp_path, capsys):
+    # 001's inner table has empty cells: rounded only with --zeros (R's extend0), published either way
+    base = ["publish", LANG / "inner.csv", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
+            "--method", "scr", "--seed", 2, "--quiet", "--output"]
+    _run(base + [tmp_path / "nz.csv"], capsys)
+    _run(base + [tmp_path / "z.csv", "--zeros"], capsys)
+    nz, z = pd.read_csv(tmp_path / "nz.csv"), pd.read_csv(tmp_path / "z.csv")
+    assert len(z) == 24 and len(nz) == 23  # one published cell (party C, age young) holds only empty inner cells
+    assert not nz["count"].isin([1, 2]).any() and not z["count"].isin([1, 2]).any()
+
+
 def test_compare_json(capsys):
     rc, stdout, _ = _run(
         ["compare", LANG / "inner.csv", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,

@@ -115,7 +115,7 @@ def test_sparse_solver_matches_dense(monkeypatch):
 def test_expected_inner_matches_ipf_of_the_original():
     rng = np.random.default_rng(5)
     t = CountTable.from_dense(rng.integers(0, 9, (2, 3, 2)), VS)
-    pub = Publication.from_formula(t, "a*b + b*c")
+    pub = Publication.from_formula(t, "a*b + b*c", zeros=True)  # expected frequencies cover the empty cells too
     res = expected_inner(pub, pub.aggregate(t))
     dense = t.dense().astype(float)
     ab, bc, b = dense.sum(2), dense.sum(0), dense.sum((0, 2))

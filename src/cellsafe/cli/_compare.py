@@ -17,7 +17,7 @@ from ..exceptions import InvalidArgumentError
 from ..fitting import expected_inner, restore_additivity
 from ..io import read_frame
 from ..metrics import disclosure_risk, hellinger_utility
-from ..published import Publication
+from ..published import DEFAULT_MAX_INNER, Publication
 from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_list, print_json
 
 _EXAMPLES = """\
@@ -115,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
     if len({n for n, _ in pairs}) != len(pairs):
         raise InvalidArgumentError("--published names must be distinct.")
     table = load_table(args.input, args.variables, args.count)
-    pub = Publication.from_formula(table, args.formula)
+    # expected inner frequencies spread mass over the zero combinations too (001 section 7), where they fit
+    zeros = table.n_cells - table.n_structural_zeros <= DEFAULT_MAX_INNER
+    pub = Publication.from_formula(table, args.formula, zeros=zeros)
     out = {}
     for name, path in pairs:
         values = pub.align(read_frame(path))

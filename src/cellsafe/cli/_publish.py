@@ -9,6 +9,7 @@ from ..io import write_frame
 from ..mechanisms.cellkey import CellKeyMethod
 from ..mechanisms.ptable import PTable
 from ..mechanisms.rounding import SmallCountRounding
+from ..published import Publication
 from ._common import EXAMPLES_FORMATTER, add_input_options, add_seed_option, load_table, parse_list, seed_from_args
 
 _EXAMPLES = """\
@@ -53,6 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="suppress released counts below T (default 10 for an ONS ptable, else 0)")
     r = p.add_argument_group("small count rounding")
     r.add_argument("--base", type=int, default=3, help="rounding base (default 3)")
+    r.add_argument("--zeros", action="store_true",
+                   help="also round the empty combinations of the variables (R's extend0; default: non-zero cells only)")
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv or .parquet)")
     p.add_argument("--quiet", action="store_true", help="no summary line")
@@ -75,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     fmt = "parquet" if str(args.output).lower().endswith(".parquet") else "csv"
     rng = seed_from_args(args)
     if args.method == "ckm":
+        if args.zeros:
+            raise InvalidArgumentError("--zeros applies to --method scr; the cell key method publishes empty cells already.")
         ckm = CellKeyMethod(_ptable(args), args.formula, threshold=args.threshold)
         if args.count:
             if args.record_key:
@@ -87,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         table = load_table(args.input, args.variables, args.count)
-        [res] = SmallCountRounding(args.formula, base=args.base).sample(table, rng=rng)
+        publication = Publication.from_formula(table, args.formula, zeros=True) if args.zeros else args.formula
+        [res] = SmallCountRounding(publication, base=args.base).sample(table, rng=rng)
     out = res.to_frame()
     summary = f"{res!r}"
     path = write_frame(out, args.output, fmt)

@@ -26,7 +26,7 @@ from .._registry import register
 from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
 from ..io import FLOAT_KEY_BITS
-from ..published import Publication, PublishedTable, publication_for
+from ..published import DEFAULT_MAX_INNER, Publication, PublishedTable, publication_for
 from ..table import CountTable, keyed_table
 from ._base import CellwiseMechanism
 from .ptable import PTable
@@ -211,7 +211,9 @@ class CellKeyMethod(CellwiseMechanism):
     # ------------------------------------------------------------------ releases
     def _publication(self, table: CountTable) -> Publication:
         spec = self.publication if self.publication is not None else [tuple(table.names)]
-        return publication_for(table, spec)
+        # as the ONS package, publish the empty cells of the crossings too (released 0), where they fit
+        zeros = table.n_cells - table.n_structural_zeros <= DEFAULT_MAX_INNER
+        return publication_for(table, spec, zeros=zeros)
 
     def cell_keys(self, table: CountTable, root: np.random.SeedSequence, implicate: int) -> np.ndarray:
         """Fresh keys for the non-zero inner cells of ``table`` (aligned with its index), block by block.

@@ -119,6 +119,7 @@ class Publication:
         formula: str | Formula | Sequence[Sequence[str]],
         *,
         inner_index: Any = None,
+        zeros: bool | None = None,
         total_label: str = "Total",
         max_inner: int = DEFAULT_MAX_INNER,
     ) -> "Publication":
@@ -132,12 +133,17 @@ class Publication:
             ``'party*age + party*sex'`` (R's notation; the grand total is included unless the
             formula says ``- 1``), or crossings such as ``[(), ('party',), ('party', 'age')]``.
         inner_index : array of int, optional
-            Flat indices of the inner cells to include (the rows of X).  By default every
-            combination of categories except structural zeros ("adding the zero-frequency inner
-            combinations", 001 section 7); when there are more than ``max_inner`` of them, the
-            table's non-zero cells.
+            Flat indices of the inner cells to include (the rows of X); overrides ``zeros``.
+        zeros : bool, optional
+            Whether the inner cells include the zero-frequency combinations.  By default (None) a
+            CountTable's non-zero cells only, and every combination for bare variables.  True adds
+            every combination of categories except structural zeros ("adding the zero-frequency
+            inner combinations", 001 section 7; R's ``extend0``), refused beyond ``max_inner``
+            cells; False needs a CountTable.
         total_label : str, default 'Total'
             How an aggregated variable is written in :meth:`cells`.
+        max_inner : int, default 1e7
+            The most inner cells enumerated with the zero combinations.
 
         Examples
         --------
@@ -148,6 +154,19 @@ class Publication:
         (6, 6)
         >>> pub.cells().values.tolist()[:3]
         [['Total', 'Total'], ['x', 'Total'], ['y', 'Total']]
+
+        A table publishes its non-zero cells unless the zero combinations are asked for:
+
+        >>> t = CountTable.from_dense([[2, 0, 1], [0, 0, 3]], vs)
+        >>> Publication.from_formula(t, "a*b").n_published, Publication.from_formula(t, "a*b", zeros=True).n_published
+        (9, 12)
+
+        Notes
+        -----
+        Only non-zero inner cells by default: zero cells change no published count, and for small
+        count rounding they would only add cells to round (R's ``PLSrounding`` likewise leaves
+        them out unless ``extend0 = TRUE``).  Post-processing to expected inner frequencies and
+        the cell key method's ONS convention, which publish empty cells, ask for ``zeros=True``.
         """
         if isinstance(table, CountTable):
             variables = table.variables
@@ -172,18 +191,26 @@ class Publication:
         crossings = _crossings_from(formula, names)
         shape = [v.size for v in variables]
         n_cells = math.prod(shape)
+        if zeros is not None and not isinstance(zeros, (bool, np.bool_)):
+            raise InvalidArgumentError(f"zeros must be True, False or None. Got {zeros!r}.")
         if inner_index is None:
+            if zeros is None:
+                zeros = not isinstance(table, CountTable)
             n_open = n_cells - structural.shape[0]
-            if n_open <= max_inner:
+            if not zeros:
+                if not isinstance(table, CountTable):
+                    raise InvalidArgumentError("zeros=False needs a CountTable (its non-zero cells are the inner cells).")
+                idx = np.asarray(table.index, dtype=INDEX_DTYPE)
+            elif n_open <= max_inner:
                 idx = np.arange(n_cells, dtype=INDEX_DTYPE)
                 if structural.shape[0]:
-                    idx = np.setdiff1d(idx, structural, assume_unique=True)
-            elif isinstance(table, CountTable):
-                idx = np.asarray(table.index, dtype=INDEX_DTYPE)
+                    # both sorted: drop the structural zeros by position, not by hashing
+                    idx = np.delete(idx, structural)
             else:
                 raise TableTooLargeError(
-                    f"the inner table has {float(n_open):.3g} cells, more than max_inner={max_inner:.3g}; pass "
-                    "inner_index (the cells that may be positive) or a CountTable whose non-zero cells are used."
+                    f"the inner table has {float(n_open):.3g} cells with its zero combinations, more than "
+                    f"max_inner={max_inner:.3g}; pass inner_index (the cells that may be positive), or a CountTable "
+                    "without zeros=True to use its non-zero cells."
                 )
         else:
             idx = np.unique(np.asarray(inner_index, dtype=INDEX_DTYPE))
@@ -258,7 +285,9 @@ class Publication:
         if isinstance(values, CountTable):
             self._check_table(values)
             y = values.lookup(self.inner_index)
-            missing = np.setdiff1d(values.index, self.inner_index, assume_unique=True)
+            # both sorted: a binary search, not a hash-based set difference
+            pos = np.minimum(np.searchsorted(self.inner_index, values.index), self.n_inner - 1)
+            missing = values.index[self.inner_index[pos] != values.index]
             if missing.size:
                 raise DataError(
                     f"the table has {missing.size} non-zero cell(s) outside the publication's inner cells, for example "
@@ -405,15 +434,16 @@ class Publication:
             )
 
 
-def publication_for(table: CountTable, spec: Any) -> Publication:
+def publication_for(table: CountTable, spec: Any, *, zeros: bool | None = None) -> Publication:
     """``spec`` (a Publication, a formula or a list of crossings) as a publication of ``table``'s cells.
 
-    A given Publication must be on the table's variables and categories (DataError otherwise).
+    A given Publication must be on the table's variables and categories (DataError otherwise); a
+    formula is built with :meth:`Publication.from_formula` and ``zeros``.
     """
     if isinstance(spec, Publication):
         spec._check_table(table)
         return spec
-    return Publication.from_formula(table, spec)
+    return Publication.from_formula(table, spec, zeros=zeros)
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
