@@ -120,10 +120,10 @@ def test_esc_all_two_way_has_608_parameters():
 
 def test_conf_int_level():
     table, _ = load_input("ucb_admissions.csv")
-    fit = fit_loglinear(table, "Admit*Dept + Gender*Dept", alpha=0.1)
+    fit = fit_loglinear(table, "Admit*Dept + Gender*Dept", level=0.9)
     ci = fit.conf_int()
     assert_allclose(ci["upper"] - fit.params, 1.6448536269514722 * fit.bse)
-    assert_allclose(fit.conf_int(0.05)["upper"] - fit.params, 1.959963984540054 * fit.bse)
+    assert_allclose(fit.conf_int(0.95)["upper"] - fit.params, 1.959963984540054 * fit.bse)
 
 
 def test_non_convergence_warns():
@@ -138,7 +138,7 @@ def test_non_convergence_warns():
     [
         ("Admit*Colour", {}, "unknown variable 'Colour'"),
         ("Admit +", {}, "cannot parse formula"),
-        ("Admit", {"alpha": 1.5}, "'alpha' parameter of fit_loglinear"),
+        ("Admit", {"level": 1.5}, "'level' parameter of fit_loglinear"),
         ("Admit", {"tol": -1.0}, "'tol' parameter of fit_loglinear"),
         ("Admit", {"max_iter": 0}, "'max_iter' parameter of fit_loglinear"),
         ("Admit*Dept - 1", {}, "drops the intercept"),

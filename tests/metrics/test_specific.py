@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 from cellsafe.datasets import esc_like
 from cellsafe.distributions import NBI
-from cellsafe.exceptions import InvalidArgumentError
+from cellsafe.exceptions import DataError, InvalidArgumentError
 from cellsafe.fitting import fit_loglinear
 from cellsafe.mechanisms.saturated import SaturatedSynthesizer
 from cellsafe.metrics import ci_overlap, specific_utility
@@ -52,7 +52,7 @@ def test_against_hand_computation():
     rng = np.random.default_rng(5)
     syn = [t.with_counts(t.index, rng.poisson(t.counts)) for _ in range(3)]
     model = "Admit*Dept + Gender*Dept"
-    res = specific_utility(t, syn, model, alpha=0.1)
+    res = specific_utility(t, syn, model, level=0.9)
     fo = fit_loglinear(t, model)
     fs = [fit_loglinear(s, model) for s in syn]
     q = np.vstack([f.params for f in fs])
@@ -70,8 +70,11 @@ def test_against_hand_computation():
     assert_allclose(p["pct_diff"], 100 * (q_bar - fo.params) / fo.params)
     b = q.var(axis=0, ddof=1)
     assert_allclose(p["se_partially"], np.sqrt(v.mean(axis=0) + b / 3))
-    sso = (np.sign(q_bar) == np.sign(fo.params)) & (ov >= 0)
-    assert np.all(p["sso"] <= sso)
+    # SSO as 002 section 3.10 defines it: same sign, same significance at 1 - level, overlapping intervals
+    sig_o = (fo.params - z * fo.bse > 0) | (fo.params + z * fo.bse < 0)
+    sig_s = (q_bar - z * se > 0) | (q_bar + z * se < 0)
+    sso = (np.sign(q_bar) == np.sign(fo.params)) & (sig_o == sig_s) & (ov > 0)
+    assert_array_equal(p["sso"], sso)
     # trimmed mean: 10% cut at each end (003 Table 5)
     x = np.sort(p["pct_diff"].to_numpy())
     k = int(0.1 * x.size)
@@ -126,16 +129,17 @@ def test_bad_input():
         pd.read_csv(REF / "ucb_admissions.csv"), ["Admit", "Gender", "Dept"], count="count"
     )  # categories sorted, not in the original's order
     cases = [
-        (dict(synthetic_list=[]), "at least one"),
-        (dict(synthetic_list=[other]), "does not have the original's variables and categories"),
+        (dict(synthetic_list=[]), "non-empty list"),
         (dict(synthetic_list=[t], rule="partially"), "m >= 2"),
         (dict(synthetic_list=[t], rule="both"), "'rule' parameter"),
-        (dict(synthetic_list=[t], alpha=0.0), "'alpha' parameter"),
+        (dict(synthetic_list=[t], level=1.0), "'level' parameter"),
         (dict(synthetic_list=[t], not_estimable="keep"), "'not_estimable' parameter"),
         (dict(synthetic_list=[t], formula="Admit*Sex"), "unknown variable 'Sex'"),
-        (dict(synthetic_list=["x.csv"]), "must be a CountTable"),
+        (dict(synthetic_list=["x.csv"]), "must be a cellsafe CountTable"),
     ]
     for kwargs, match in cases:
         kwargs.setdefault("formula", "Admit*Dept")
         with pytest.raises(InvalidArgumentError, match=match):
             specific_utility(t, **kwargs)
+    with pytest.raises(DataError, match="synthetic table 0 does not have the variables and categories of the original"):
+        specific_utility(t, [other], "Admit*Dept")

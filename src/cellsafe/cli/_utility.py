@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="frequency column of the SYNTHETIC files (default: the --count column; none for microdata)",
     )
     p.add_argument("--model", required=True, metavar="FORMULA", help="log-linear model in R notation, e.g. 'a*b + b*c'")
-    p.add_argument("--alpha", type=float, default=0.05, help="intervals have level 1 - alpha (default 0.05)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     p.add_argument(
         "--rule",
         choices=("fully", "partially"),
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         synthetic.append(CountTable.from_frame(df, list(original.variables), count=syn_count))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = specific_utility(original, synthetic, args.model, alpha=args.alpha, rule=args.rule)
+        res = specific_utility(original, synthetic, args.model, level=args.level, rule=args.rule)
     notes = sorted({str(w.message) for w in caught})
     frame = res.summary()
     if args.output:

@@ -32,7 +32,7 @@ from .._blas import single_thread_blas
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
-from ..table import CountTable, ravel, unravel
+from ..table import CountTable, check_table, ravel, unravel
 
 __all__ = ["LogLinearFit", "fit_loglinear", "loglinear_design", "MAX_PARAMS"]
 
@@ -64,8 +64,8 @@ class LogLinearFit:
         Fitted values (float counts) over the formula's variables.
     converged : bool
     n_iter : int
-    alpha : float
-        Level of :meth:`conf_int` (``1 - alpha`` intervals).
+    level : float
+        Confidence level of :meth:`conf_int` (e.g. 0.95).
     formula : str
     n_cells : int
         Cells modelled (structural zeros excluded).
@@ -81,7 +81,7 @@ class LogLinearFit:
     fitted: CountTable
     converged: bool
     n_iter: int
-    alpha: float
+    level: float
     formula: str
     n_cells: int
     total: float = field(default=float("nan"))
@@ -91,12 +91,18 @@ class LogLinearFit:
         """Number of coefficients (aliased and infinite included)."""
         return int(self.params.shape[0])
 
-    def conf_int(self, alpha: float | None = None) -> pd.DataFrame:
-        """Wald intervals ``estimate -/+ z_(1 - alpha/2) se`` (columns ``lower``, ``upper``)."""
-        a = self.alpha
-        if alpha is not None:
-            a = check_real(alpha, "alpha", "conf_int", low=0.0, high=1.0, low_open=True, high_open=True)
-        z = -ndtri(a / 2)  # the normal quantile z_(1 - alpha/2)
+    def conf_int(self, level: float | None = None) -> pd.DataFrame:
+        """Wald intervals ``estimate -/+ z_((1 + level)/2) se`` (columns ``lower``, ``upper``).
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level in (0, 1); the fit's :attr:`level` by default.
+        """
+        lev = self.level
+        if level is not None:
+            lev = check_real(level, "level", "LogLinearFit.conf_int", low=0.0, high=1.0, low_open=True, high_open=True)
+        z = ndtri((1.0 + lev) / 2)  # the normal quantile z_((1 + level)/2)
         return pd.DataFrame({"lower": self.params - z * self.bse, "upper": self.params + z * self.bse})
 
     def summary(self) -> pd.DataFrame:
@@ -229,7 +235,7 @@ def fit_loglinear(
     table: CountTable,
     formula: str | Formula,
     *,
-    alpha: float = 0.05,
+    level: float = 0.95,
     tol: float = 1e-10,
     max_iter: int = 100,
 ) -> LogLinearFit:
@@ -243,8 +249,8 @@ def fit_loglinear(
     formula : str or Formula
         R notation over the table's variables, e.g.
         ``'ethnicity*age + ethnicity*language + age*language'`` or ``'(a + b + c)^2'``.
-    alpha : float, default 0.05
-        Level of the Wald intervals of :meth:`LogLinearFit.conf_int`.
+    level : float, default 0.95
+        Confidence level of the Wald intervals of :meth:`LogLinearFit.conf_int`.
     tol : float, default 1e-10
         Convergence when the relative change of deviance, ``|D - D_old| / (|D| + 0.1)``, is below
         ``tol`` (R's criterion).
@@ -276,9 +282,8 @@ def fit_loglinear(
     >>> fit.params.round(4).to_dict()
     {'(Intercept)': 2.4849, 'ay': 0.8473, 'bv': 0.4055}
     """
-    if not isinstance(table, CountTable):
-        raise InvalidArgumentError(f"fit_loglinear needs a CountTable. Got {type(table).__name__}.")
-    check_real(alpha, "alpha", "fit_loglinear", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_table(table, "fit_loglinear")
+    check_real(level, "level", "fit_loglinear", low=0.0, high=1.0, low_open=True, high_open=True)
     check_real(tol, "tol", "fit_loglinear", low=0.0, low_open=True)
     check_integer(max_iter, "max_iter", "fit_loglinear", low=1)
     f = parse_formula(formula, table.names)
@@ -392,7 +397,7 @@ def fit_loglinear(
         fitted=fitted,
         converged=converged,
         n_iter=n_iter,
-        alpha=float(alpha),
+        level=float(level),
         formula=f.text,
         n_cells=int(n),
         total=float(y.sum()),

@@ -32,7 +32,7 @@ from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
 from ..published._spec import check_crossing
-from ..table import CountTable, ravel, unravel
+from ..table import CountTable, check_same_variables, check_table, ravel, unravel
 
 __all__ = ["IPFResult", "ipf", "DEFAULT_MAX_DENSE"]
 
@@ -104,10 +104,7 @@ def _target_array(
         keys = ravel(codes[:, [table.names.index(v) for v in margin]], shape)
         return np.bincount(keys, weights=np.asarray(table.counts, dtype=np.float64), minlength=size)
     else:
-        if not isinstance(target, CountTable):
-            raise InvalidArgumentError(
-                f"the target for margin {list(margin)} must be a CountTable. Got {type(target).__name__}."
-            )
+        check_table(target, "ipf", f"targets[{tuple(margin)!r}]")
         if sorted(target.names) != sorted(margin):
             raise InvalidArgumentError(
                 f"the target for margin {list(margin)} has variables {target.names}; "
@@ -244,8 +241,7 @@ def ipf(
     >>> res.converged
     True
     """
-    if not isinstance(table, CountTable):
-        raise InvalidArgumentError(f"ipf needs a CountTable. Got {type(table).__name__}.")
+    check_table(table, "ipf")
     check_real(tol, "tol", "ipf", low=0.0, low_open=True, high_open=True)
     check_integer(max_iter, "max_iter", "ipf", low=1)
     gen = _generating_margins(table, margins)
@@ -278,12 +274,8 @@ def ipf(
     threshold = tol * max(1.0, total)
 
     if start is not None:
-        if not isinstance(start, CountTable):
-            raise InvalidArgumentError(f"start must be a CountTable. Got {type(start).__name__}.")
-        if start.variables != table.variables:
-            raise InvalidArgumentError(
-                f"start must have the table's variables and categories, in the same order ({names}); got {start.names}."
-            )
+        check_table(start, "ipf", "start")
+        check_same_variables(start, table, "the start table", "the table")
     n_open = table.n_cells - table.n_structural_zeros
     sparse = table.n_cells > max_dense or (start is not None and start.nnz < n_open // 8)
     if sparse:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validation import check_real
 from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
-from ..table import INDEX_DTYPE, CountTable
+from ..table import INDEX_DTYPE, CountTable, check_table
 
 __all__ = [
     "BLOCK",
@@ -37,9 +37,8 @@ DEFAULT_MAX_SYNTH_CELLS = 50_000_000
 
 
 def check_integer_table(table: CountTable, owner: str) -> None:
-    """Refuse fitted (fractional) tables and empty ones."""
-    if not isinstance(table, CountTable):
-        raise DataError(f"{owner} needs a cellsafe CountTable. Got {type(table).__name__} instead.")
+    """Refuse anything but a CountTable, fitted (fractional) tables and empty ones."""
+    check_table(table, owner)
     if not table.is_integer:
         raise DataError(f"{owner} needs integer counts; this table holds fractional (fitted) counts.")
     if table.total <= 0:

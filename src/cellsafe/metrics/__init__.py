@@ -2,8 +2,9 @@
 
 - tables, empirical: :func:`tau`, :func:`table_metrics`, :func:`hellinger_distance`,
   :func:`hellinger_utility`
-- specific utility (log-linear models): :func:`specific_utility`, :func:`ci_overlap`, combining
-  rules :func:`combine_fully_synthetic` and :func:`combine_partially_synthetic`
+- specific utility (log-linear models): :func:`specific_utility`, :func:`ci_overlap`,
+  :func:`compare_intervals` (same sign, significance, overlap), combining rules
+  :func:`combine_fully_synthetic` and :func:`combine_partially_synthetic`
 - published tables (001): :func:`disclosure_probabilities`, :func:`disclosure_risk`, :func:`f_beta_risk`
 - records: the :mod:`cellsafe.metrics.microdata` subpackage
 """
@@ -17,7 +18,7 @@ from ._disclosure import (
     f_beta_risk,
 )
 from ._hellinger import hellinger_distance, hellinger_utility
-from ._overlap import CombinedEstimate, ci_overlap, combine_fully_synthetic, combine_partially_synthetic
+from ._overlap import CombinedEstimate, ci_overlap, combine_fully_synthetic, combine_partially_synthetic, compare_intervals
 from ._tables import TableMetrics, empirical_tau, table_metrics, tau
 from .specific import SpecificUtility, specific_utility
 
@@ -30,6 +31,7 @@ __all__ = [
     "ci_overlap",
     "combine_fully_synthetic",
     "combine_partially_synthetic",
+    "compare_intervals",
     "disclosure_probabilities",
     "disclosure_risk",
     "empirical_tau",

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_real
-from ..exceptions import DataError, InvalidArgumentError
-from ..table import CountTable, ravel, unravel
+from ..exceptions import InvalidArgumentError
+from ..table import CountTable, check_same_variables, check_table, ravel, unravel
 
 __all__ = ["DisclosureProbabilities", "DisclosureRisk", "disclosure_probabilities", "disclosure_risk", "f_beta_risk"]
 
@@ -116,8 +116,7 @@ def disclosure_probabilities(
     >>> disclosure_probabilities(t, "s", ["q"]).probability.tolist()
     [1.0, 1.0]
     """
-    if not isinstance(table, CountTable):
-        raise InvalidArgumentError(f"disclosure_probabilities needs a CountTable. Got {type(table).__name__}.")
+    check_table(table, "disclosure_probabilities")
     keys = [keys] if isinstance(keys, str) else list(keys)
     names = table.names
     for v in [sensitive, *keys]:
@@ -257,13 +256,9 @@ def disclosure_risk(
         A probability of at least ``1 - tol`` is an exact disclosure.
     """
     beta = check_real(beta, "beta", "disclosure_risk", low=0.0, low_open=True)
-    if not isinstance(original, CountTable) or not isinstance(protected, CountTable):
-        raise InvalidArgumentError("disclosure_risk needs two CountTables (original and protected).")
-    if original.variables != protected.variables:
-        raise DataError(
-            f"original and protected tables must have the same variables and categories; got {original.names} and "
-            f"{protected.names}."
-        )
+    check_table(original, "disclosure_risk", "original")
+    check_table(protected, "disclosure_risk", "protected")
+    check_same_variables(protected, original, "the protected table")
     po = disclosure_probabilities(original, sensitive, keys, know_yourself=know_yourself)
     pp = disclosure_probabilities(protected, sensitive, keys, know_yourself=know_yourself)
     eo = po.exact(tol)

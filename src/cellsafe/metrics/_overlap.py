@@ -2,6 +2,9 @@
 
 * :func:`ci_overlap`: the interval overlap of Karr et al. (2006), 003 eq. (12), clamped at zero or
   signed (negative when the intervals do not meet, as in the course 002 section 3.11);
+* :func:`compare_intervals`: overlap, same sign, same significance and their conjunction, the
+  sign, significance and overlap (SSO) match of Barrientos et al. (2021) as defined in 002
+  section 3.10; the one definition every specific-utility comparison uses;
 * :func:`combine_fully_synthetic`: the variance of Raab, Nowok and Dibben (2016) used by 003
   eq. (13), valid from a single implicate;
 * :func:`combine_partially_synthetic`: Reiter's (2003) rule for partially synthetic data.
@@ -17,9 +20,22 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_real
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["CombinedEstimate", "ci_overlap", "combine_fully_synthetic", "combine_partially_synthetic"]
+__all__ = [
+    "CombinedEstimate",
+    "ci_overlap",
+    "compare_intervals",
+    "check_level",
+    "combine_fully_synthetic",
+    "combine_partially_synthetic",
+]
+
+
+def check_level(level: Any, owner: str) -> float:
+    """The confidence level of an interval, a float in (0, 1) such as 0.95 (R's and statsmodels' ``level``)."""
+    return check_real(level, "level", owner, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def ci_overlap(lower_o: Any, upper_o: Any, lower_s: Any, upper_s: Any, clamp: bool = True) -> Any:
@@ -67,6 +83,63 @@ def ci_overlap(lower_o: Any, upper_o: Any, lower_s: Any, upper_s: Any, clamp: bo
     return val if val.ndim else float(val)
 
 
+def compare_intervals(
+    estimate_o: Any, lower_o: Any, upper_o: Any, estimate_s: Any, lower_s: Any, upper_s: Any
+) -> dict[str, np.ndarray]:
+    """Compare original and synthetic estimates and their confidence intervals, parameter by parameter.
+
+    Parameters
+    ----------
+    estimate_o, lower_o, upper_o : array_like
+        Estimates and interval limits from the original data.
+    estimate_s, lower_s, upper_s : array_like
+        The same from the synthetic data (combined over implicates), on the same parameters and
+        at the same confidence level.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``overlap`` (:func:`ci_overlap`, clamped at 0), ``overlap_signed`` (negative for a gap),
+        ``same_sign``, ``same_significance`` and ``sso``.  A parameter with a missing or infinite
+        value on either side is not comparable: NaN overlaps, False for the three matches.
+
+    Notes
+    -----
+    002 section 3.10 asks three questions of each estimate and combines them into the sign,
+    significance and overlap (SSO) match of Barrientos et al. (2021):
+
+    * same sign: ``sign(estimate_o) == sign(estimate_s)``;
+    * same significance at the common level: both intervals exclude 0, or both include it (a test
+      of ``H0: beta = 0`` at ``1 - level``, as in 002's exercise 3.13);
+    * overlap: the intervals overlap, that is the signed overlap of 002 section 3.11 is
+      positive (0 means "adjacent but not overlapping", which does not count).
+
+    ``sso`` is the conjunction of the three.  003 section 3.3 (eq. 12) reports the overlap itself.
+
+    Examples
+    --------
+    >>> r = compare_intervals([2.79], [2.31], [3.28], [2.08], [1.51], [2.66])  # 002 exercise 3.13
+    >>> bool(r["same_sign"][0]), bool(r["same_significance"][0]), bool(r["sso"][0])
+    (True, True, True)
+    >>> r = compare_intervals([1.0], [0.0], [1.0], [2.0], [1.0], [3.0])  # adjacent: no overlap
+    >>> float(r["overlap_signed"][0]), bool(r["sso"][0])
+    (0.0, False)
+    """
+    given = (estimate_o, lower_o, upper_o, estimate_s, lower_s, upper_s)
+    eo, lo, uo, es, ls, us = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, dtype=np.float64)) for a in given))
+    ok = np.isfinite(eo) & np.isfinite(lo) & np.isfinite(uo) & np.isfinite(es) & np.isfinite(ls) & np.isfinite(us)
+    signed = np.where(ok, ci_overlap(lo, uo, ls, us, clamp=False), np.nan)
+    same_sign = ok & (np.sign(eo) == np.sign(es))
+    same_significance = ok & (((lo > 0) | (uo < 0)) == ((ls > 0) | (us < 0)))
+    return {
+        "overlap": np.where(np.isnan(signed), np.nan, np.maximum(signed, 0.0)),
+        "overlap_signed": signed,
+        "same_sign": same_sign,
+        "same_significance": same_significance,
+        "sso": same_sign & same_significance & (signed > 0),
+    }
+
+
 @dataclass(frozen=True)
 class CombinedEstimate:
     """Point estimates and variances combined over ``m`` synthetic implicates.
@@ -94,11 +167,12 @@ class CombinedEstimate:
     m: int
     rule: str
 
-    def conf_int(self, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper ``1 - alpha`` limits (t with ``df`` degrees of freedom; normal when infinite)."""
+    def conf_int(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper limits at confidence ``level`` (t with ``df`` degrees of freedom; normal when infinite)."""
         from scipy import stats
 
-        q = stats.t.isf(alpha / 2, np.where(np.isfinite(self.df), self.df, np.inf))
+        level = check_level(level, "CombinedEstimate.conf_int")
+        q = stats.t.isf((1.0 - level) / 2, np.where(np.isfinite(self.df), self.df, np.inf))
         return self.estimate - q * self.se, self.estimate + q * self.se
 
     def __repr__(self) -> str:

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_real
-from ..exceptions import DataError, InvalidArgumentError
-from ..table import CountTable
+from ..exceptions import InvalidArgumentError
+from ..table import CountTable, check_same_variables, check_table
 from ._hellinger import hellinger_distance
 
 __all__ = ["TableMetrics", "table_metrics", "empirical_tau", "tau"]
@@ -32,20 +32,20 @@ _DEFAULT_K = (0, 1, 2, 3)
 _DEFAULT_P = (0.5, 1.0, 5.0, 10.0, 50.0)
 
 
-def _as_tables(original: Any, synthetic: Any) -> tuple[CountTable, list[CountTable]]:
-    if not isinstance(original, CountTable):
-        raise InvalidArgumentError(f"original must be a cellsafe.CountTable. Got {type(original).__name__} instead.")
+def _as_tables(
+    original: Any, synthetic: Any, owner: str, name: str = "synthetic"
+) -> tuple[CountTable, list[CountTable]]:
+    """The original and the released tables (one or a non-empty list), all CountTables on one set of variables."""
+    check_table(original, owner, "original")
     syn = [synthetic] if isinstance(synthetic, CountTable) else list(synthetic)
     if not syn:
-        raise InvalidArgumentError("synthetic must be a CountTable or a non-empty list of CountTables.")
+        raise InvalidArgumentError(
+            f"The {name!r} parameter of {owner} must be a CountTable or a non-empty list of CountTables. "
+            "Got an empty list instead."
+        )
     for i, s in enumerate(syn):
-        if not isinstance(s, CountTable):
-            raise InvalidArgumentError(f"synthetic table {i} must be a cellsafe.CountTable. Got {type(s).__name__}.")
-        if s.variables != original.variables:
-            raise DataError(
-                f"synthetic table {i} is not on the original's variables and categories "
-                f"({s.names} against {original.names}); build both from the same variables."
-            )
+        check_table(s, owner, f"{name}[{i}]")
+        check_same_variables(s, original, f"synthetic table {i}")
     return original, syn
 
 
@@ -289,7 +289,7 @@ def table_metrics(
     >>> r.squared_error
     5.0
     """
-    original, syn = _as_tables(original, synthetic)
+    original, syn = _as_tables(original, synthetic, "table_metrics")
     kk = _counts_arg(k)
     pp = _percent_arg(p)
     trim = check_real(trim, "trim", "table_metrics", low=0.0, high=0.5, high_open=True)

@@ -3,7 +3,8 @@
 :func:`specific_utility` fits the same Poisson log-linear model (:func:`cellsafe.fitting.fit_loglinear`)
 to the original table and to each synthetic implicate and compares the parameters: confidence
 interval overlap (003 eq. 12, clamped and signed), standardized and percentage differences with
-003 Table 5's trimmed mean, and the sign/significance/overlap (SSO) match of 002 section 3.
+003 Table 5's trimmed mean, and the sign, significance and overlap (SSO) match of 002 section 3.10
+(one definition for every comparison: :func:`cellsafe.metrics.compare_intervals`).
 
 Synthetic estimates are combined over the ``m`` implicates with the rule of Raab, Nowok and
 Dibben (2016) for fully synthetic data (003 eq. 13, valid for ``m = 1``) or Reiter's (2003) rule for
@@ -25,7 +26,8 @@ from ..exceptions import CellsafeWarning, InvalidArgumentError
 from ..fitting import fit_loglinear
 from ..formula import Formula
 from ..table import CountTable
-from ._overlap import ci_overlap, combine_fully_synthetic, combine_partially_synthetic
+from ._overlap import check_level, ci_overlap, combine_fully_synthetic, combine_partially_synthetic, compare_intervals
+from ._tables import _as_tables
 
 __all__ = ["SpecificUtility", "specific_utility"]
 
@@ -48,8 +50,8 @@ class SpecificUtility:
     overlap_implicates : ndarray, shape (m, n_parameters)
         Clamped overlap of each implicate alone (its variance by eq. 13 with m = 1), as plotted in
         003 Figs. 4-5.
-    formula, alpha, rule, m, n_original, n_synthetic
-        The comparison's settings: model, interval level, combining rule (``'fully'`` or
+    formula, level, rule, m, n_original, n_synthetic
+        The comparison's settings: model, confidence level of the intervals, combining rule (``'fully'`` or
         ``'partially'``), number of implicates, and the grand totals.
     trim : float
         Share cut from each end for :attr:`trimmed_mean_pct_diff`.
@@ -61,7 +63,7 @@ class SpecificUtility:
     parameters: pd.DataFrame
     overlap_implicates: np.ndarray
     formula: str
-    alpha: float
+    level: float
     rule: str
     m: int
     n_original: float
@@ -142,20 +144,12 @@ class SpecificUtility:
         )
 
 
-def _check_same_variables(original: CountTable, synthetic: CountTable, i: int) -> None:
-    if original.variables != synthetic.variables:
-        raise InvalidArgumentError(
-            f"synthetic table {i} does not have the original's variables and categories ({original.names}); "
-            "build it on the original's variables, e.g. CountTable.from_frame(df, list(original.variables), count=...)."
-        )
-
-
 def specific_utility(
     original: CountTable,
     synthetic_list: CountTable | Sequence[CountTable],
     formula: str | Formula,
     *,
-    alpha: float = 0.05,
+    level: float = 0.95,
     rule: str = "fully",
     trim: float = 0.1,
     not_estimable: str = "zero",
@@ -169,8 +163,9 @@ def specific_utility(
         The ``m`` implicates, on the original's variables and categories.
     formula : str or Formula
         The model, e.g. ``'ethnicity*age + ethnicity*language + age*language'``.
-    alpha : float, default 0.05
-        Intervals have level ``1 - alpha``.
+    level : float, default 0.95
+        Confidence level of the intervals (a test of each parameter against 0 at ``1 - level``
+        decides its significance).
     rule : {'fully', 'partially'}, default 'fully'
         Combining rule for the synthetic intervals: Raab et al. (2016), 003 eq. (13), valid for
         any ``m``; or Reiter (2003), which needs ``m >= 2``.
@@ -207,20 +202,12 @@ def specific_utility(
     >>> round(res.mean_overlap, 6), round(res.sso_rate, 4)  # synthetic intervals are sqrt(2) times wider
     (0.853553, 0.6667)
     """
-    if not isinstance(original, CountTable):
-        raise InvalidArgumentError(f"original must be a CountTable. Got {type(original).__name__}.")
-    synth = [synthetic_list] if isinstance(synthetic_list, CountTable) else list(synthetic_list)
-    if not synth:
-        raise InvalidArgumentError("synthetic_list must hold at least one synthetic table.")
-    for i, s in enumerate(synth):
-        if not isinstance(s, CountTable):
-            raise InvalidArgumentError(f"synthetic table {i} must be a CountTable. Got {type(s).__name__}.")
-        _check_same_variables(original, s, i)
+    original, synth = _as_tables(original, synthetic_list, "specific_utility", "synthetic_list")
     if rule not in ("fully", "partially"):
         raise InvalidArgumentError(
             f"The 'rule' parameter of specific_utility must be 'fully' or 'partially'. Got {rule!r} instead."
         )
-    check_real(alpha, "alpha", "specific_utility", low=0.0, high=1.0, low_open=True, high_open=True)
+    level = check_level(level, "specific_utility")
     if not_estimable not in ("zero", "exclude"):
         raise InvalidArgumentError(
             "The 'not_estimable' parameter of specific_utility must be 'zero' or 'exclude'. "
@@ -235,8 +222,8 @@ def specific_utility(
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CellsafeWarning)
-        fit_o = fit_loglinear(original, formula, alpha=alpha)
-        fits = [fit_loglinear(s, formula, alpha=alpha) for s in synth]
+        fit_o = fit_loglinear(original, formula, level=level)
+        fits = [fit_loglinear(s, formula, level=level) for s in synth]
     for w in caught:
         if not issubclass(w.category, CellsafeWarning) or "infinite because of zero margins" not in str(w.message):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -264,22 +251,22 @@ def specific_utility(
     else:
         part = None
         se_part = np.full(q_o.shape, np.nan)
-    z = -ndtri(alpha / 2)  # the normal quantile z_(1 - alpha/2)
+    z = ndtri((1.0 + level) / 2)  # the normal quantile z_((1 + level)/2)
     lo_all, up_all = q_o - z * se_o, q_o + z * se_o
     if rule == "fully":
         lo_s, up_s = q_bar - z * se_full, q_bar + z * se_full
         se_s = se_full
     else:
         assert part is not None
-        lo_s, up_s = part.conf_int(alpha)
+        lo_s, up_s = part.conf_int(level)
         lo_s, up_s = np.where(ok, lo_s, np.nan), np.where(ok, up_s, np.nan)
         se_s = se_part
     lo_o = np.where(ok, lo_all, np.nan)
     up_o = np.where(ok, up_all, np.nan)
-    overlap = ci_overlap(lo_o, up_o, lo_s, up_s, clamp=True)
+    agree = compare_intervals(np.where(ok, q_o, np.nan), lo_o, up_o, q_bar, lo_s, up_s)
+    overlap = agree["overlap"]
     if zero:
         overlap = np.where(ok_o & ~ok, 0.0, overlap)
-    overlap_signed = ci_overlap(lo_o, up_o, lo_s, up_s, clamp=False)
 
     # each implicate alone: eq. (13) with m = 1
     lo_oi = np.where(ok_o, lo_all, np.nan)[None, :]
@@ -293,11 +280,6 @@ def specific_utility(
     with np.errstate(divide="ignore", invalid="ignore"):
         std_diff = np.where(ok, (q_bar - q_o) / se_o, np.nan)
         pct_diff = np.where(ok & (q_o != 0), 100.0 * (q_bar - q_o) / q_o, np.nan)
-    same_sign = np.sign(q_o) == np.sign(q_bar)
-    sig_o = (lo_o > 0) | (up_o < 0)
-    sig_s = (lo_s > 0) | (up_s < 0)
-    same_sig = sig_o == sig_s
-    sso = ok & same_sign & same_sig & (overlap_signed >= 0)
     frame = pd.DataFrame(
         {
             "estimate_original": q_o,
@@ -309,12 +291,12 @@ def specific_utility(
             "lower_synthetic": lo_s,
             "upper_synthetic": up_s,
             "overlap": overlap,
-            "overlap_signed": overlap_signed,
+            "overlap_signed": agree["overlap_signed"],
             "std_diff": std_diff,
             "pct_diff": pct_diff,
-            "same_sign": ok & same_sign,
-            "same_significance": ok & same_sig,
-            "sso": sso,
+            "same_sign": agree["same_sign"],
+            "same_significance": agree["same_significance"],
+            "sso": agree["sso"],
             "se_fully": se_full,
             "se_partially": se_part,
             "estimable": ok,
@@ -326,7 +308,7 @@ def specific_utility(
         parameters=frame,
         overlap_implicates=np.asarray(overlap_i),
         formula=str(getattr(formula, "text", formula)),
-        alpha=float(alpha),
+        level=level,
         rule=rule,
         m=m,
         n_original=n,

@@ -1,6 +1,7 @@
 """The table layer: variables, sparse count tables, flat-index arithmetic."""
 
 from ._keyed import KeyedTable, keyed_table
+from ._checks import check_same_variables, check_table
 from ._flat import INDEX_DTYPE, group_sum, n_cells_checked, ravel, strides, unravel
 from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, encode_cells
 from ._variable import Variable
@@ -8,6 +9,8 @@ from ._variable import Variable
 __all__ = [
     "CountTable",
     "Variable",
+    "check_table",
+    "check_same_variables",
     "DEFAULT_MAX_DENSE_CELLS",
     "encode_cells",
     "KeyedTable",

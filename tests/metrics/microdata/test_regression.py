@@ -53,7 +53,7 @@ def test_fully_synthetic_rule_widens_the_interval(glm_data):
     # one implicate with n_syn = n: variance doubles (Raab et al. 2016)
     assert_allclose(c["se_synthetic"], np.sqrt(2) * c["se_original"])
     comb = combine_fully_synthetic(c["estimate_original"].to_numpy()[None], (c["se_original"].to_numpy() ** 2)[None], len(d), len(d))
-    lo, up = comb.conf_int(0.05)
+    lo, up = comb.conf_int(0.95)
     assert_allclose(c["lower_synthetic"], lo)
     assert_allclose(c["overlap"], ci_overlap(c["lower_original"], c["upper_original"], lo, up, clamp=False))
 

@@ -3,10 +3,10 @@
 :func:`regression_utility` fits a linear (``family="gaussian"``) or logistic
 (``family="binomial"``) regression given by an R-style formula ``y ~ a + b + a:b`` to the original
 data and to each synthetic implicate, combines the implicates (Raab, Nowok and Dibben 2016 for
-fully synthetic data, Reiter 2003 for partially synthetic data; both from
-:mod:`cellsafe.metrics._overlap`), and reports per coefficient the confidence-interval overlap and
-SSO: same sign, same significance (both intervals exclude zero or both include it) and
-overlapping intervals (course 002, sections 3.10 to 3.13).
+fully synthetic data, Reiter 2003 for partially synthetic data), and reports per coefficient the
+confidence-interval overlap and SSO: same sign, same significance (both intervals exclude zero or
+both include it) and overlapping intervals (course 002, sections 3.10 to 3.13), as defined once in
+:func:`cellsafe.metrics.compare_intervals`.
 
 Categorical predictors get treatment contrasts with the original data's first level (in sorted
 order) as the reference, and R's coefficient names (``sexM``, ``sexM:age``).
@@ -20,10 +20,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_in, check_real
+from ..._validation import check_in
 from ...exceptions import DataError, InvalidArgumentError
 from ...formula import parse_formula
-from .._overlap import ci_overlap, combine_fully_synthetic, combine_partially_synthetic
+from .._overlap import check_level, combine_fully_synthetic, combine_partially_synthetic, compare_intervals
 from ._data import as_frames, check_columns, is_categorical, numeric_values
 from ...fitting.regression import GLMFit, fit_logistic, fit_ols
 
@@ -173,7 +173,7 @@ def regression_utility(
     Notes
     -----
     Course 002, section 3.11: overlap is 1 for identical intervals, 0 for adjacent ones and
-    negative for a gap (here the signed form of :func:`cellsafe.metrics._overlap.ci_overlap`).
+    negative for a gap (here the signed form of :func:`cellsafe.metrics.ci_overlap`).
     Intervals from the original use t quantiles with the residual degrees of freedom (gaussian)
     or normal quantiles (binomial); combined synthetic intervals use the combining rule's
     degrees of freedom.
@@ -189,7 +189,7 @@ def regression_utility(
     """
     family = check_in(family, "family", _OWNER, ("gaussian", "binomial"))
     synthesis = check_in(synthesis, "synthesis", _OWNER, ("fully", "partially"))
-    level = check_real(level, "level", _OWNER, low=0.0, high=1.0, low_open=True, high_open=True)
+    level = check_level(level, _OWNER)
     if not isinstance(formula, str) or "~" not in formula:
         raise InvalidArgumentError(f"The 'formula' parameter of {_OWNER} must be a string 'y ~ x1 + x2'. Got {formula!r}.")
     lhs, rhs = formula.split("~", 1)
@@ -221,17 +221,13 @@ def regression_utility(
         comb = combine_partially_synthetic(q, u)
     from scipy import stats
 
-    alpha = 1 - level
-    lo_s, up_s = comb.conf_int(alpha)
-    zq = stats.t.isf(alpha / 2, df_o) if np.isfinite(df_o) else stats.norm.isf(alpha / 2)
+    lo_s, up_s = comb.conf_int(level)
+    tail = (1.0 - level) / 2
+    zq = stats.t.isf(tail, df_o) if np.isfinite(df_o) else stats.norm.isf(tail)
     se_o = np.sqrt(var_o)
     lo_o, up_o = est_o - zq * se_o, est_o + zq * se_o
-    overlap = np.asarray(ci_overlap(lo_o, up_o, lo_s, up_s, clamp=False), dtype=float)
-    sig_o = (lo_o > 0) | (up_o < 0)
-    sig_s = (lo_s > 0) | (up_s < 0)
-    same_sign = np.sign(est_o) == np.sign(comb.estimate)
-    same_sig = sig_o == sig_s
-    sso = same_sign & same_sig & (overlap > 0)
+    agree = compare_intervals(est_o, lo_o, up_o, comb.estimate, lo_s, up_s)
+    overlap, sso = agree["overlap_signed"], agree["sso"]
     table = pd.DataFrame(
         {
             "estimate_original": est_o,
@@ -243,8 +239,8 @@ def regression_utility(
             "lower_synthetic": lo_s,
             "upper_synthetic": up_s,
             "overlap": overlap,
-            "same_sign": same_sign,
-            "same_significance": same_sig,
+            "same_sign": agree["same_sign"],
+            "same_significance": agree["same_significance"],
             "sso": sso,
         },
         index=pd.Index(names, name="term"),
