@@ -102,6 +102,21 @@ class PublishedTable(Result):
             raise DataError(f"the {self.method!r} method releases published cells only; it has no inner table.")
         return CountTable(self.publication.variables, self.publication.inner_index, self.inner_released)
 
+    def released_table(self) -> CountTable:
+        """The released cells as a table, when the publication is the inner cells themselves.
+
+        That is the cell-wise view (a publication of the one crossing of all variables), on which
+        the empirical tau metrics compare with the a priori ones.
+        """
+        pub = self.publication
+        if pub.crossings != (tuple(pub.names),):
+            raise DataError(
+                "released_table needs a publication of the inner cells themselves (the crossing of all variables); "
+                f"this one publishes {len(pub.crossings)} crossing(s). Use to_frame() for published cells."
+            )
+        order = np.argsort(pub.margin_index, kind="stable")
+        return CountTable(pub.variables, pub.margin_index[order], self.released_counts()[order])
+
     def utility(self) -> dict[str, float]:
         """Hellinger utility (001 eqs. 3-4) and absolute differences over the released published cells."""
         ok = ~np.isnan(self.released)
