@@ -18,7 +18,7 @@ from cellsafe._random import as_seed_sequence, n_blocks
 from cellsafe.mechanisms import table_blocks
 from cellsafe.mechanisms._base import distinct_uniform as _distinct_uniform
 from cellsafe.mechanisms._base import zero_rank_to_flat as _zero_rank_to_flat
-from cellsafe.mechanisms.saturated import SaturatedSynthesizer, _positive_draws
+from cellsafe.mechanisms.saturated import SaturatedSynthesizer, _PositiveZeroLaw
 
 ADULT = Path(__file__).resolve().parents[1] / "reference" / "adult"
 
@@ -204,7 +204,7 @@ def test_zero_rank_to_flat_matches_brute_force():
 
 @pytest.mark.parametrize("dist, mu", [(Poisson(), 0.05), (Poisson(), 3.0), (NBI(sigma=50.0), 0.2), (PIG(sigma=5.0), 2.0)])
 def test_positive_draws_follow_truncated_pmf(dist, mu):
-    x = _positive_draws(dist, mu, 20000, np.random.default_rng(12))
+    x = _PositiveZeroLaw.of(dist, mu, 0.0).draw(dist, mu, 20000, np.random.default_rng(12))
     assert x.min() >= 1
     p = float(dist.sf(0, mu))
     ks = np.arange(1, 6)

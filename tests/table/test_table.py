@@ -12,7 +12,7 @@ import pytest
 from numpy.testing import assert_array_equal, assert_equal
 
 from cellsafe import CountTable, DataError, InvalidArgumentError, TableTooLargeError, Variable
-from cellsafe.table import ravel, unravel
+from cellsafe.table import ravel, sorted_union, sorted_unique, unravel
 
 ADULT = Path(__file__).resolve().parents[1] / "reference" / "adult"
 
@@ -214,3 +214,71 @@ def test_unravel_inverts_ravel():
     shape = (3, 5, 7, 2)
     codes = np.column_stack([rng.integers(0, s, 50) for s in shape])
     assert_array_equal(unravel(ravel(codes, shape), shape), codes)
+
+
+# ---------------------------------------------------------------------- sort-based set operations and the fast paths
+def test_sorted_unique_and_union_match_numpy():
+    rng = np.random.default_rng(5)
+    for n, hi in [(0, 10), (1, 10), (1000, 50), (5000, 2**62)]:
+        x = rng.integers(0, hi, size=n)
+        u, c = sorted_unique(x, return_counts=True)
+        nu, nc = np.unique(x, return_counts=True)
+        assert_equal(u, nu)
+        assert_equal(c, nc)
+        y = np.unique(rng.integers(0, hi, size=n // 2 + 1))
+        assert_equal(sorted_union(np.unique(x), y), np.union1d(x, y))
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_margin_and_cell_sizes_on_both_paths(big):
+    # dense accumulator (bincount) where the margin is small, sort otherwise; same numbers
+    rng = np.random.default_rng(9)
+    shape = (40, 30, 5000) if big else (6, 5, 4)
+    variables = [Variable(f"v{j}", range(s)) for j, s in enumerate(shape)]
+    k = math.prod(shape)
+    # three (v0, v1) margin cells whose inner cells are all structural zeros, so they are too
+    sz = (np.array([0, 7, 13])[:, None] * shape[2] + np.arange(shape[2])).ravel()
+    cells = np.setdiff1d(np.unique(rng.integers(0, k, size=300)), sz)
+    counts = rng.integers(1, 10**7 if big else 5, size=cells.size)
+    t = CountTable(variables, cells, counts, sz)
+    for names in (["v0", "v1"], ["v2"], ["v2", "v0"]):
+        m = t.margin(names)
+        codes = t.codes()[:, [t.names.index(n) for n in names]]
+        keys = ravel(codes, [t.variables[t.names.index(n)].size for n in names])
+        want_idx, inv = np.unique(keys, return_inverse=True)
+        assert_equal(m.index, want_idx)
+        assert_equal(m.counts, np.bincount(inv, weights=t.counts).astype(np.int64))
+        assert m.counts.dtype == np.int64
+        assert m.equals(CountTable(m.variables, m.index, m.counts, m.structural_zeros))
+    assert_equal(t.margin(["v0", "v1"]).structural_zeros, [0, 7, 13])
+    vals, freq = np.unique(t.counts, return_counts=True)
+    sizes = t.cell_sizes()
+    assert sizes.drop(0).to_dict() == dict(zip(vals.tolist(), freq.tolist()))
+    assert int(sizes.sum()) == t.n_cells - t.n_structural_zeros
+
+
+def test_from_sorted_cells_is_the_validated_table():
+    t = CountTable([Variable("a", range(4)), Variable("b", range(3))], [0, 5, 7], [2, 1, 4], structural_zeros=[11])
+    idx, cnt = np.array([1, 5, 10], dtype=np.int64), np.array([3, 1, 9], dtype=np.int64)
+    fast = CountTable.from_sorted_cells(t, idx, cnt)
+    assert fast.equals(t.with_counts(idx, cnt))
+    assert_equal(fast.structural_zeros, [11])
+    assert fast.variables is t.variables
+    assert not fast.index.flags.writeable and not fast.counts.flags.writeable  # taken over, frozen
+    empty = CountTable.from_sorted_cells(t, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    assert empty.nnz == 0 and empty.n_structural_zeros == 1
+
+
+@pytest.mark.parametrize(
+    "index, counts",
+    [
+        (np.array([1, 2], dtype=np.int32), np.array([1, 1])),  # not int64 flat indices
+        (np.array([1, 2]), np.array([1])),  # misaligned
+        (np.array([1, 12]), np.array([1, 1])),  # outside the table
+        (np.array([1, 2]), np.array([1, 1], dtype=np.int32)),  # counts neither int64 nor float64
+    ],
+)
+def test_from_sorted_cells_checks_what_is_cheap(index, counts):
+    t = CountTable([Variable("a", range(4)), Variable("b", range(3))], [0], [1])
+    with pytest.raises(AssertionError):
+        CountTable.from_sorted_cells(t, index, counts)

@@ -26,9 +26,9 @@ from .._params import Configurable
 from .._random import RNGLike, as_seed_sequence, block_bits, block_starts, stream
 from .._validation import check_integer
 from ..exceptions import InvalidArgumentError
-from ..table import INDEX_DTYPE, CountTable
+from ..table import INDEX_DTYPE, CountTable, sorted_unique
 
-__all__ = ["Mechanism", "CellwiseMechanism", "Block", "table_blocks"]
+__all__ = ["Mechanism", "CellwiseMechanism", "Block", "table_blocks", "assemble_blocks"]
 
 
 class Mechanism(Configurable, ABC):
@@ -228,25 +228,24 @@ class CellwiseMechanism(Mechanism):
         never enumerated).
         """
         gen = stream(root, self._purpose, implicate, block.number)
-        if block.index.size:
-            draws = np.asarray(self._draw(block.counts, gen), dtype=np.int64)
-            keep = draws > 0
-            idx, cnt = block.index[keep], draws[keep]
+        idx = block.index
+        if idx.size:
+            cnt = np.asarray(self._draw(block.counts, gen), dtype=np.int64)
         else:
-            idx, cnt = block.index, np.zeros(0, dtype=np.int64)
+            cnt = np.zeros(0, dtype=np.int64)
         p0 = self.zero_release_probability()
         n_zeros = block.n_random_zeros
         if p0 > 0 and n_zeros > 0:
             n_new = int(gen.binomial(n_zeros, p0))
             if n_new:
                 ranks = distinct_uniform(gen, n_zeros, n_new)
-                occupied = _merge_sorted(block.index, block.structural_zeros) - block.lo
-                flat = block.lo + zero_rank_to_flat(ranks, occupied)
+                flat, pos = _place_random_zeros(ranks, block)
                 values = np.asarray(self._draw_from_zero(n_new, gen), dtype=np.int64)
-                pos = np.searchsorted(idx, flat)
+                # Both sides are sorted and disjoint: inserting keeps the block sorted, no sort.
                 idx = np.insert(idx, pos, flat)
                 cnt = np.insert(cnt, pos, values)
-        return idx, cnt
+        keep = cnt > 0
+        return idx[keep], cnt[keep]
 
     def sample(
         self, table: CountTable, m: int = 1, rng: RNGLike = None, *, progress: bool = False
@@ -283,10 +282,21 @@ class CellwiseMechanism(Mechanism):
                 for block in blocks:
                     parts.append(self.sample_block(block, root, i))
                     bar.update(1)
-                idx = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=INDEX_DTYPE)
-                cnt = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-                out.append(table.with_counts(idx, cnt))
+                out.append(assemble_blocks(table, parts))
         return out
+
+
+def assemble_blocks(table: CountTable, parts: list[tuple[np.ndarray, np.ndarray]]) -> CountTable:
+    """The released table from its blocks' (index, counts), given in block order.
+
+    Each part is sorted, positive and inside its own block, so their concatenation is already
+    canonical: the table is built without sorting or re-validating (:meth:`CountTable.from_sorted_cells`).
+    """
+    if not parts:
+        return CountTable.from_sorted_cells(table, np.zeros(0, dtype=INDEX_DTYPE), np.zeros(0, dtype=np.int64))
+    idx = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else np.array(parts[0][0], dtype=INDEX_DTYPE)
+    cnt = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else np.array(parts[0][1], dtype=np.int64)
+    return CountTable.from_sorted_cells(table, idx.astype(INDEX_DTYPE, copy=False), cnt.astype(np.int64, copy=False))
 
 
 # ---------------------------------------------------------------------- helpers of the kernel
@@ -306,28 +316,33 @@ def distinct_uniform(gen: np.random.Generator, n: int, size: int) -> np.ndarray:
 
 
 def _sorted_distinct(x: np.ndarray) -> np.ndarray:
-    x = np.sort(x)
-    if x.size < 2:
-        return x
-    keep = np.empty(x.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(x[1:], x[:-1], out=keep[1:])
-    return x[keep]
-
-
-def _merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The sorted union of two disjoint sorted arrays."""
-    if not b.size:
-        return a
-    if not a.size:
-        return b
-    return np.sort(np.concatenate([a, b]), kind="stable")
+    return sorted_unique(x)
 
 
 def zero_rank_to_flat(ranks: np.ndarray, occupied: np.ndarray) -> np.ndarray:
     """Offset of the r-th random zero, given the sorted offsets that are not random zeros."""
-    free_before = occupied - np.arange(occupied.size, dtype=INDEX_DTYPE)
-    return ranks + np.searchsorted(free_before, ranks, side="right")
+    return ranks + _occupied_before(ranks, occupied)
+
+
+def _occupied_before(ranks: np.ndarray, occupied: np.ndarray) -> np.ndarray:
+    """For sorted random-zero ranks, how many occupied offsets precede each of those zeros."""
+    free_before = occupied - np.arange(occupied.size, dtype=INDEX_DTYPE)  # random zeros before each occupied offset
+    return np.searchsorted(free_before, ranks, side="right")
+
+
+def _place_random_zeros(ranks: np.ndarray, block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices of the block's random zeros of the given sorted ranks, and where they go in ``block.index``.
+
+    The r-th random zero sits after the occupied cells (non-zero cells and structural zeros)
+    that precede it; its insertion point among the non-zero cells discounts the structural zeros.
+    """
+    sz = block.structural_zeros
+    if not sz.size:
+        pos = _occupied_before(ranks, block.index - block.lo)
+        return block.lo + ranks + pos, pos
+    occupied = np.sort(np.concatenate([block.index, sz]), kind="stable") - block.lo  # two sorted runs: a merge
+    flat = block.lo + ranks + _occupied_before(ranks, occupied)
+    return flat, np.searchsorted(block.index, flat)
 
 
 class _NoBar:

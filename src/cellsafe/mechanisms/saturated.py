@@ -14,6 +14,8 @@ flat indices), so the output does not depend on how the work is chunked or distr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -25,8 +27,6 @@ from ..exceptions import InvalidArgumentError
 from ._base import CellwiseMechanism
 
 __all__ = ["SaturatedSynthesizer"]
-
-
 
 @register("mechanism", "saturated")
 class SaturatedSynthesizer(CellwiseMechanism):
@@ -92,16 +92,15 @@ class SaturatedSynthesizer(CellwiseMechanism):
         return self.distribution.sample(np.asarray(counts, dtype=np.float64), rng=gen)
 
     def zero_release_probability(self) -> float:
-        if self.zeros_to_ones > 0:
-            return float(self.zeros_to_ones)
-        if self.alpha > 0:
-            return float(self.distribution.sf(0, float(self.alpha)))
-        return 0.0
+        return self._zero_law().p_positive
 
     def _draw_from_zero(self, size: int, gen: np.random.Generator) -> np.ndarray:
         if self.zeros_to_ones > 0:
             return np.ones(size, dtype=np.int64)
-        return _positive_draws(self.distribution, float(self.alpha), size, gen)
+        return self._zero_law().draw(self.distribution, float(self.alpha), size, gen)
+
+    def _zero_law(self) -> "_PositiveZeroLaw":
+        return _zero_law(self.distribution, float(self.alpha), float(self.zeros_to_ones))
 
     # ------------------------------------------------------------------ transition probabilities
     def _mu(self, j: np.ndarray) -> np.ndarray:
@@ -147,21 +146,49 @@ class SaturatedSynthesizer(CellwiseMechanism):
 
 
 # ---------------------------------------------------------------------- helpers
-def _positive_draws(dist: CountDistribution, mu: float, size: int, gen: np.random.Generator) -> np.ndarray:
-    """``size`` draws from D(mu) conditioned on being >= 1."""
-    p_pos = float(dist.sf(0, mu))
-    if p_pos >= 0.5:  # rejection accepts at least half of the draws
-        out = np.empty(0, dtype=np.int64)
-        while out.size < size:
-            x = np.asarray(dist.sample(np.full(int((size - out.size) / p_pos) + 16, mu), rng=gen), dtype=np.int64)
-            out = np.concatenate([out, x[x > 0]])
-        return out[:size]
-    # Inversion on the truncated distribution: k = smallest k >= 1 with sf(k) <= u * sf(0).
-    hi = 64
-    while float(dist.sf(hi, mu)) > 1e-16 * p_pos and hi < 2**24:
-        hi *= 2
-    k = np.arange(1, hi + 1)
-    sf = np.asarray(dist.sf(k, mu), dtype=np.float64) / p_pos  # decreasing from < 1 to ~0
-    u = gen.random(size)
-    pos = np.searchsorted(-sf, -u, side="left")  # first k whose sf/p_pos <= u
-    return (np.minimum(pos, k.size - 1) + 1).astype(np.int64)
+@lru_cache(maxsize=64)
+def _zero_law(dist: CountDistribution, alpha: float, zeros_to_ones: float) -> "_PositiveZeroLaw":
+    # Once per configuration, not once per block: the tail sums behind it cost more than a
+    # block's draws for long-tailed families.  Keyed by the (immutable, hashable) parameters,
+    # outside the mechanism, so sampling leaves the mechanism unchanged.
+    return _PositiveZeroLaw.of(dist, alpha, zeros_to_ones)
+
+
+@dataclass(frozen=True)
+class _PositiveZeroLaw:
+    """How a random zero is released: P(released > 0), and D(alpha) given >= 1 for the draws.
+
+    ``neg_sf`` holds -sf(k) / sf(0) for k = 1, 2, ... (increasing), the table that inversion
+    searches; it is None where rejection is used (P(released > 0) >= 1/2) or not needed.
+    """
+
+    p_positive: float
+    neg_sf: np.ndarray | None
+
+    @classmethod
+    def of(cls, dist: CountDistribution, alpha: float, zeros_to_ones: float) -> "_PositiveZeroLaw":
+        if zeros_to_ones > 0:
+            return cls(zeros_to_ones, None)
+        if not alpha > 0:
+            return cls(0.0, None)
+        p_pos = float(dist.sf(0, alpha))
+        if p_pos >= 0.5 or p_pos == 0.0:
+            return cls(p_pos, None)
+        hi = 64
+        while float(dist.sf(hi, alpha)) > 1e-16 * p_pos and hi < 2**24:
+            hi *= 2
+        sf = np.asarray(dist.sf(np.arange(1, hi + 1), alpha), dtype=np.float64) / p_pos  # decreasing from < 1 to ~0
+        return cls(p_pos, -sf)
+
+    def draw(self, dist: CountDistribution, mu: float, size: int, gen: np.random.Generator) -> np.ndarray:
+        """``size`` draws from D(mu) conditioned on being >= 1."""
+        if self.neg_sf is None:  # rejection accepts at least half of the draws
+            out = np.empty(0, dtype=np.int64)
+            while out.size < size:
+                n = int((size - out.size) / self.p_positive) + 16
+                x = np.asarray(dist.sample(np.full(n, mu), rng=gen), dtype=np.int64)
+                out = np.concatenate([out, x[x > 0]])
+            return out[:size]
+        # Inversion on the truncated distribution: k = smallest k >= 1 with sf(k) <= u sf(0).
+        pos = np.searchsorted(self.neg_sf, -gen.random(size), side="left")
+        return (np.minimum(pos, self.neg_sf.size - 1) + 1).astype(np.int64)

@@ -2,7 +2,7 @@
 
 from ._keyed import KeyedTable, keyed_table
 from ._checks import check_same_variables, check_table
-from ._flat import INDEX_DTYPE, group_sum, n_cells_checked, ravel, strides, unravel
+from ._flat import INDEX_DTYPE, group_sum, n_cells_checked, ravel, sorted_union, sorted_unique, strides, unravel
 from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, encode_cells
 from ._variable import Variable
 
@@ -19,6 +19,8 @@ __all__ = [
     "group_sum",
     "n_cells_checked",
     "ravel",
+    "sorted_union",
+    "sorted_unique",
     "strides",
     "unravel",
 ]

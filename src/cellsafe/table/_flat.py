@@ -8,7 +8,7 @@ of possible cells K must stay below 2**63; :func:`n_cells_checked` says so when 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -17,7 +17,17 @@ from ..exceptions import TableTooLargeError
 INDEX_DTYPE = np.int64
 MAX_CELLS = 2**63 - 1
 
-__all__ = ["INDEX_DTYPE", "MAX_CELLS", "n_cells_checked", "strides", "ravel", "unravel", "group_sum"]
+__all__ = [
+    "INDEX_DTYPE",
+    "MAX_CELLS",
+    "n_cells_checked",
+    "strides",
+    "ravel",
+    "unravel",
+    "group_sum",
+    "sorted_unique",
+    "sorted_union",
+]
 
 
 def n_cells_checked(shape: Sequence[int], names: Sequence[str] | None = None) -> int:
@@ -72,3 +82,40 @@ def group_sum(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndar
     k = keys[order]
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
     return k[starts], np.add.reduceat(values[order], starts)
+
+
+# Sorting, not np.unique / np.union1d: with numpy 2.4 those are hash-based on int64 and several
+# times slower than a stable sort, which merges already-sorted runs (flat indices of tables) in
+# linear time.
+def sorted_unique(values: np.ndarray, return_counts: bool = False) -> Any:
+    """Sorted distinct values (and how often each occurs), by a stable sort.
+
+    Examples
+    --------
+    >>> sorted_unique(np.array([5, 1, 5, 3]), return_counts=True)
+    (array([1, 3, 5]), array([1, 1, 2]))
+    """
+    x = np.sort(np.asarray(values).ravel(), kind="stable")
+    if x.size == 0:
+        return (x, np.zeros(0, dtype=np.int64)) if return_counts else x
+    first = np.empty(x.size, dtype=bool)
+    first[0] = True
+    np.not_equal(x[1:], x[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    if not return_counts:
+        return x[starts]
+    return x[starts], np.diff(np.append(starts, x.size)).astype(np.int64)
+
+
+def sorted_union(*arrays: np.ndarray) -> np.ndarray:
+    """The sorted union of sorted flat-index arrays (each sorted; duplicates across them removed).
+
+    Examples
+    --------
+    >>> sorted_union(np.array([1, 4, 9]), np.array([2, 4]))
+    array([1, 2, 4, 9])
+    """
+    parts = [np.asarray(a, dtype=INDEX_DTYPE) for a in arrays]
+    if len(parts) == 1:
+        return parts[0].copy()
+    return sorted_unique(np.concatenate(parts))

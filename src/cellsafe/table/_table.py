@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
-from ._flat import INDEX_DTYPE, group_sum, n_cells_checked, ravel, unravel
+from ._flat import INDEX_DTYPE, group_sum, n_cells_checked, ravel, sorted_unique, unravel
 from ._variable import Variable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,7 +110,7 @@ class CountTable:
         if structural_zeros is not None:
             sz = np.asarray(structural_zeros, dtype=INDEX_DTYPE).ravel()
             if sz.size > 1 and not np.all(sz[1:] > sz[:-1]):  # another table's are already sorted and unique
-                sz = np.unique(sz)
+                sz = sorted_unique(sz)
             if sz.size and (sz[0] < 0 or sz[-1] >= n_cells):
                 raise DataError("structural zero flat indices must lie in [0, n_cells).")
             clash = _common_sorted(sz, idx)
@@ -231,6 +231,45 @@ class CountTable:
         """A table on the same variables and structural zeros with other cells and counts."""
         return CountTable(self._variables, index, counts, self._structural)
 
+    @classmethod
+    def from_sorted_cells(cls, like: "CountTable", index: np.ndarray, counts: np.ndarray) -> "CountTable":
+        """A table on ``like``'s variables and structural zeros from cells already in canonical form.
+
+        For producers whose output is canonical by construction, such as samplers that keep the
+        order of the original's sorted cells: the arrays are taken over as they are (made
+        read-only in place, not copied, not re-validated), which saves the sort, the copies and
+        the checks of :meth:`with_counts`.
+
+        Parameters
+        ----------
+        like : CountTable
+            The table whose variables and structural zeros the new one shares.
+        index : ndarray of int64
+            Flat indices, strictly increasing, in ``[0, like.n_cells)``, none of them a
+            structural zero of ``like``.
+        counts : ndarray of int64 or float64
+            Their counts, every one positive.
+
+        Returns
+        -------
+        CountTable
+
+        Notes
+        -----
+        Only the dtypes, the shapes and the first and last index are checked (O(1)); anything
+        else breaks the table's invariants silently.  Data you did not produce yourself go
+        through :meth:`with_counts` or the constructor.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from cellsafe import CountTable, Variable
+        >>> t = CountTable([Variable("a", (0, 1, 2))], [0, 2], [4, 1])
+        >>> CountTable.from_sorted_cells(t, np.array([1, 2]), np.array([3, 5])).equals(t.with_counts([1, 2], [3, 5]))
+        True
+        """
+        return _trusted_table(like._variables, index, counts, like._structural, like._n_cells)
+
     # ------------------------------------------------------------------ basic attributes
     @property
     def variables(self) -> tuple[Variable, ...]:
@@ -321,7 +360,9 @@ class CountTable:
             self._check_dense(max_cells, "to_frame(zeros=True)")
             all_idx = np.arange(self._n_cells, dtype=INDEX_DTYPE)
             if self._structural is not None:
-                all_idx = np.setdiff1d(all_idx, self._structural, assume_unique=True)
+                possible = np.ones(self._n_cells, dtype=bool)
+                possible[self._structural] = False
+                all_idx = all_idx[possible]
             idx, cnt = all_idx, self.lookup(all_idx)
         else:
             idx, cnt = self._index, self._counts
@@ -354,15 +395,17 @@ class CountTable:
             raise InvalidArgumentError(f"margin variables must be distinct. Got {names}.")
         sub_vars = [self._variables[p] for p in pos]
         sub_shape = [v.size for v in sub_vars]
+        sub_cells = n_cells_checked(sub_shape)
         keys = ravel(self.codes()[:, pos], sub_shape)
-        idx, cnt = group_sum(keys, self._counts)
+        idx, cnt = _margin_sum(keys, self._counts, sub_cells)
         sz = None
         if self._structural is not None:
             sk = ravel(unravel(self._structural, self.shape)[:, pos], sub_shape)
-            u, c = np.unique(sk, return_counts=True)
-            per_cell = self._n_cells // n_cells_checked(sub_shape)
-            sz = u[c == per_cell]
-        return CountTable(sub_vars, idx, cnt, sz)
+            u, c = sorted_unique(sk, return_counts=True)
+            sz = u[c == self._n_cells // sub_cells]
+            if not sz.size:
+                sz = None
+        return _trusted_table(tuple(sub_vars), idx, cnt, sz, sub_cells)
 
     def margin_index(self, variables: Sequence[str]) -> np.ndarray:
         """Flat indices, in the margin over ``variables``, of each non-zero cell (aligned with :attr:`index`)."""
@@ -389,7 +432,7 @@ class CountTable:
 
         Computed from the non-zero cells only: the zeros are K - nnz - (structural zeros).
         """
-        vals, freq = np.unique(self._counts, return_counts=True)
+        vals, freq = _value_counts(self._counts)
         zeros = self.n_random_zeros
         if zeros > 0:
             vals = np.r_[np.zeros(1, dtype=vals.dtype), vals]
@@ -436,6 +479,45 @@ class CountTable:
 
 
 # ---------------------------------------------------------------------- module helpers
+def _trusted_table(
+    variables: tuple[Variable, ...], index: np.ndarray, counts: np.ndarray, structural: np.ndarray | None, n_cells: int
+) -> CountTable:
+    """A table from canonical parts, without validation (see :meth:`CountTable.from_sorted_cells`)."""
+    assert index.dtype == INDEX_DTYPE and index.ndim == 1 and index.shape == counts.shape
+    assert counts.dtype in (np.int64, np.float64)
+    assert index.size == 0 or (index[0] >= 0 and index[-1] < n_cells)
+    out = CountTable.__new__(CountTable)
+    out._variables = variables
+    out._index = _frozen(index)
+    out._counts = _frozen(counts)
+    out._structural = None if structural is None or not structural.size else _frozen(structural)
+    out._n_cells = n_cells
+    return out
+
+
+def _margin_sum(keys: np.ndarray, counts: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct margin cells with their positive summed counts."""
+    if n_cells <= 4 * keys.size + 4096 and (counts.dtype != np.int64 or not counts.size or counts.sum() < 2**53):
+        # A dense accumulator over the margin's cells: linear, no sort.  float64 sums of int64
+        # counts are exact below 2**53.
+        sums = np.bincount(keys, weights=counts, minlength=n_cells)
+        idx = np.flatnonzero(sums)
+        cnt = sums[idx]
+        return idx.astype(INDEX_DTYPE, copy=False), cnt.astype(counts.dtype) if counts.dtype == np.int64 else cnt
+    idx, cnt = group_sum(keys, counts)
+    keep = cnt != 0
+    return idx[keep], cnt[keep]
+
+
+def _value_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of ``values`` and how many cells hold each."""
+    if values.size and values.dtype == np.int64 and int(values.max()) <= 4 * values.size + 4096:
+        freq = np.bincount(values)
+        vals = np.flatnonzero(freq)
+        return vals.astype(np.int64, copy=False), freq[vals].astype(np.int64, copy=False)
+    return sorted_unique(values, return_counts=True)
+
+
 def encode_cells(df: Any, variables: VariablesLike) -> tuple[tuple[Variable, ...], np.ndarray]:
     """The variables of ``df``'s columns and the flat index of each row's cell (unsorted).
 
