@@ -8,7 +8,8 @@ The public names:
 - tables: :class:`CountTable`, :class:`Variable`
 - count distributions: :class:`Poisson`, :class:`NBI`, :class:`PIG`, :class:`GAF`
 - mechanisms: :class:`SaturatedSynthesizer`, :class:`LogLinearSynthesizer`,
-  :class:`MultinomialDirichletSynthesizer`, :class:`PoissonGammaSynthesizer`
+  :class:`MultinomialDirichletSynthesizer`, :class:`PoissonGammaSynthesizer`,
+  :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
 - published tables: :class:`Publication`, :class:`PTable`, :class:`CellKeyMethod`,
   :class:`SmallCountRounding`
 - submodules: :mod:`~cellsafe.apriori`, :mod:`~cellsafe.metrics`, :mod:`~cellsafe.fitting`,
@@ -22,6 +23,8 @@ from .dp import BudgetExceededError, PrivacyAccountant
 from .exceptions import CellsafeError, DataError, InvalidArgumentError, TableTooLargeError
 from .mechanisms import (
     CellKeyMethod,
+    DiscreteGaussianNoise,
+    GeometricNoise,
     LogLinearSynthesizer,
     MultinomialDirichletSynthesizer,
     PoissonGammaMultinomialSynthesizer,
@@ -51,6 +54,8 @@ __all__ = [
     "MultinomialDirichletSynthesizer",
     "PoissonGammaSynthesizer",
     "PoissonGammaMultinomialSynthesizer",
+    "GeometricNoise",
+    "DiscreteGaussianNoise",
     "PTable",
     "CellKeyMethod",
     "SmallCountRounding",

@@ -19,13 +19,8 @@ from cellsafe.dp import (
     laplace_mechanism,
     sanitize,
 )
-from cellsafe.dp._sanitizers import (
-    _discrete_delta,
-    discrete_gaussian_pmf,
-    sample_discrete_gaussian,
-    sample_two_sided_geometric,
-    two_sided_geometric_pmf,
-)
+from cellsafe.distributions import DiscreteGaussian, DiscreteLaplace, NoiseOverflowError
+from cellsafe.dp._sanitizers import _discrete_delta
 from cellsafe.exceptions import InvalidArgumentError
 
 N = 40_000
@@ -33,37 +28,28 @@ REF = Path(__file__).resolve().parents[1] / "reference" / "dp"
 
 
 def _gof_discrete(draws, pmf):
-    """Chi-square p-value with the tails pooled into the end bins (expected counts >= 5)."""
-    lo, hi = int(draws.min()), int(draws.max())
-    k = np.arange(lo, hi + 1)
+    """Chi-square p-value on the bins of expected count >= 5 (fixed by the pmf), the rest pooled."""
+    k = np.arange(-10_000, 10_001)
     expected = pmf(k) * draws.size
-    keep = expected >= 5
-    k_in = k[keep]
+    k_in = k[expected >= 5]
     obs = np.array([(draws == v).sum() for v in k_in], dtype=float)
-    exp = expected[keep]
-    rest_obs = draws.size - obs.sum()
-    rest_exp = draws.size - exp.sum()
-    obs = np.r_[obs, rest_obs]
-    exp = np.r_[exp, rest_exp]
+    exp = expected[expected >= 5]
+    obs = np.r_[obs, draws.size - obs.sum()]
+    exp = np.r_[exp, draws.size - exp.sum()]
     return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
 
 
-@pytest.mark.parametrize("scale", [0.4, 1.0, 3.7])
-def test_two_sided_geometric_distribution(scale):
-    draws = sample_two_sided_geometric(scale, size=N, rng=123)
-    assert draws.dtype == np.int64
-    assert _gof_discrete(draws, lambda k: two_sided_geometric_pmf(k, scale)) > 1e-3
+def test_geometric_noise_is_the_discrete_laplace():
+    # the geometric mechanism's noise, at the published pmf (1 - q) / (1 + q) q^|k|, q = exp(-epsilon / Delta)
+    x = geometric_mechanism(np.zeros(N, dtype=np.int64), epsilon=0.5, rng=123)
+    q = math.exp(-0.5)
+    assert _gof_discrete(x, lambda k: (1 - q) / (1 + q) * q ** np.abs(k)) > 1e-3
 
 
 @pytest.mark.parametrize("sigma", [0.3, 1.0, 2.5, 10.0])
 def test_discrete_gaussian_distribution(sigma):
-    draws = sample_discrete_gaussian(sigma, size=N, rng=7)
-    assert _gof_discrete(draws, lambda k: discrete_gaussian_pmf(k, sigma)) > 1e-3
-
-
-def test_discrete_gaussian_pmf_normalized():
-    k = np.arange(-200, 201)
-    assert discrete_gaussian_pmf(k, 3.0).sum() == pytest.approx(1.0, abs=1e-12)
+    draws = DiscreteGaussian(sigma).sample(N, rng=7)
+    assert _gof_discrete(draws, DiscreteGaussian(sigma).pmf) > 1e-3
 
 
 def test_laplace_distribution():
@@ -79,7 +65,7 @@ def test_gaussian_distribution():
 
 def test_geometric_mechanism_distribution():
     x = geometric_mechanism(np.full(N, 10), epsilon=1.0, sensitivity=2, rng=5) - 10
-    assert _gof_discrete(x, lambda k: two_sided_geometric_pmf(k, 2.0)) > 1e-3
+    assert _gof_discrete(x, DiscreteLaplace(2.0).pmf) > 1e-3
 
 
 def test_secure_rng_draws_from_os():
@@ -169,3 +155,59 @@ def test_sanitize_defaults():
 def test_bad_input(call, match):
     with pytest.raises(InvalidArgumentError, match=match):
         call()
+
+
+# ---------------------------------------------------------------------- exact noise at every epsilon
+def test_laplace_refuses_counts():
+    for call in (
+        lambda: laplace_mechanism(np.array([5, 17, 0]), 1.0),
+        lambda: sanitize(np.array([5, 17, 0]), 1.0, mechanism="laplace"),
+    ):
+        with pytest.raises(InvalidArgumentError, match="geometric"):
+            call()
+
+
+@pytest.mark.parametrize("epsilon", [1e-30, 1e-19])
+def test_tiny_epsilon_is_a_clear_error_never_the_input(epsilon):
+    # the audit's case: floating-point inversion returned [5 17 0] at 1e-30 and wrapped at 1e-19
+    with pytest.raises(NoiseOverflowError, match="64-bit"):
+        sanitize(np.array([5, 17, 0]), epsilon=epsilon, rng=1)
+    with pytest.raises(NoiseOverflowError, match="64-bit"):
+        discrete_gaussian_mechanism(np.array([5, 17, 0]), epsilon, 1e-6, rng=1)
+
+
+def test_discrete_gaussian_at_tiny_epsilon_single_count_is_real_noise():
+    # one count: the exact profile needs sigma ~ 0.4 / delta whatever epsilon (delta dominates)
+    sigma = discrete_gaussian_sigma(1e-30, 1e-3)
+    assert 350 < sigma < 450
+    out = np.array([discrete_gaussian_mechanism(5, 1e-30, 1e-3, rng=i) for i in range(300)])
+    assert 0.8 * sigma < out.std() < 1.2 * sigma
+
+
+@pytest.mark.parametrize("epsilon", [1e-10, 1e-3, 1.0])
+def test_geometric_mechanism_variance_at_every_epsilon(epsilon):
+    # 5% is 11 standard errors of the sample variance at n = 200,000 (kurtosis of the noise <= 6)
+    n = 200_000
+    x = geometric_mechanism(np.full(n, 5), epsilon, rng=11) - 5
+    var = DiscreteLaplace.for_epsilon(epsilon).var()
+    assert var == pytest.approx(2 * math.exp(-epsilon) / math.expm1(-epsilon) ** 2, rel=1e-8)
+    assert abs(x.var() / var - 1) < 0.05
+
+
+def test_geometric_mechanism_at_epsilon_50():
+    # the variance 2 e^-50 / (1 - e^-50)^2 = 3.9e-22 cannot be estimated by sampling: no draw in a
+    # million is non-zero (probability 3.9e-16); with sensitivity 50 the noise has scale 1
+    assert not geometric_mechanism(np.full(1_000_000, 5), 50.0, rng=12).tolist().count(6)
+    x = geometric_mechanism(np.full(200_000, 5), 50.0, sensitivity=50, rng=13) - 5
+    assert abs(x.var() / DiscreteLaplace(1.0).var() - 1) < 0.05
+
+
+def test_discrete_delta_matches_r_fixture():
+    ref = pd.read_csv(REF / "discrete_gaussian_delta.csv")
+    for row in ref.itertuples():
+        assert _discrete_delta(row.sigma, row.eps, int(row.sens)) == pytest.approx(row.delta, rel=1e-9)
+
+
+def test_noisy_values_never_wrap():
+    with pytest.raises(NoiseOverflowError, match="64-bit"):
+        geometric_mechanism(np.array([2**63 - 1, 2**63 - 1]), 1e-3, rng=1)

@@ -125,10 +125,14 @@ def _muldivmod(x: np.ndarray, y: np.ndarray, m: int | np.ndarray) -> tuple[np.nd
     observed).  Products that fit 63 bits are computed directly; the others (rare) by
     double-and-add over the bits of y with the remainder kept below m.
     """
+    # common case first: every product fits 63 bits (checked on the maxima, in Python integers)
+    x_max = int(np.max(x, initial=0))
+    y_max = int(np.max(y, initial=0))
+    if x_max * y_max <= _MAX:
+        return np.divmod(np.multiply(x, y, dtype=np.int64), m)
     x, y, m = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(y, np.int64), np.asarray(m, np.int64))
-    x, y, m = x.copy(), y.copy(), m.copy()
-    q = np.empty_like(x)
-    r = np.empty_like(x)
+    q = np.empty(x.shape, dtype=np.int64)
+    r = np.empty(x.shape, dtype=np.int64)
     safe = (y == 0) | (x <= _MAX // np.maximum(y, 1))
     p = x[safe] * y[safe]
     q[safe], r[safe] = np.divmod(p, m[safe])
@@ -190,16 +194,26 @@ def bernoulli_exp_fraction(
     return out
 
 
+# Algorithm 1 with gamma = 1 stops at the first K >= 2 whose Bernoulli(1 / K) fails: P(K > k) = 1 / k!.
+# With W uniform on {0, ..., 20! - 1}, the events {W < 20! / k!} have exactly these probabilities, so one
+# uniform integer gives K for every K <= 20 (W = 0, probability 1 / 20!, continues the loop from k = 21).
+_F20 = math.factorial(20)
+_K_THRESHOLDS = np.array([_F20 // math.factorial(k) for k in range(20, 1, -1)], dtype=np.int64)  # increasing
+
+
 def _bernoulli_exp1(size: int, gen: np.random.Generator) -> np.ndarray:
-    """Bernoulli(exp(-1)): Algorithm 1 with gamma = 1 (its first round always continues)."""
-    out = np.zeros(size, dtype=bool)
-    active = np.arange(size)
-    k = 2
-    while active.size:
-        a = gen.integers(0, k, size=active.size, dtype=np.int64) == 0
-        out[active[~a]] = k % 2 == 1
-        active = active[a]
-        k += 1
+    """Bernoulli(exp(-1)): Algorithm 1 with gamma = 1 (returns 1 when the stopping K is odd)."""
+    w = gen.integers(0, _F20, size=size, dtype=np.int64)
+    # K = smallest k in 2..20 with w >= 20!/k!; thresholds run k = 20 down to 2
+    k = 20 - np.searchsorted(_K_THRESHOLDS, w, side="right") + 1
+    out = k % 2 == 1
+    rest = np.flatnonzero(w == 0)  # K > 20: continue the loop exactly
+    k_next = 21
+    while rest.size:
+        a = gen.integers(0, k_next, size=rest.size, dtype=np.int64) == 0
+        out[rest[~a]] = k_next % 2 == 1
+        rest = rest[a]
+        k_next += 1
     return out
 
 
@@ -232,14 +246,23 @@ def bernoulli_exp_integer(f: np.ndarray, gen: np.random.Generator) -> np.ndarray
 
 # ---------------------------------------------------------------------- rejection loop
 def _fill(size: int, propose: Callable[[int], tuple[np.ndarray, np.ndarray]], rate: float) -> np.ndarray:
-    """``size`` accepted values from rounds of ``propose(n) -> (values, accepted)``, in order."""
+    """``size`` accepted values from rounds of ``propose(n) -> (values, accepted)``, in order.
+
+    ``rate`` is a guess of the acceptance rate; later rounds use the rate observed so far.  It
+    only sizes the rounds (the accepted values are the same law whatever the sizes).
+    """
     out = np.empty(size, dtype=np.int64)
-    filled = 0
+    filled = proposed = accepted_total = 0
     while filled < size:
         need = size - filled
-        n = min(int(need / max(rate, 1e-3) * 1.1) + 8, 50 * need + 8)
+        if proposed:
+            rate = max(accepted_total / proposed, 1e-3)
+        n = min(int(need / rate * 1.05) + 8, 1000 * need + 8)
         values, accepted = propose(n)
-        got = values[accepted][:need]
+        proposed += n
+        got = values[accepted]
+        accepted_total += got.size
+        got = got[:need]
         out[filled : filled + got.size] = got
         filled += got.size
     return out
@@ -255,8 +278,12 @@ def _floor_div_affine(u: np.ndarray, v: np.ndarray, s: int, t: int) -> np.ndarra
             "a draw of the discrete Laplace exceeded the 64-bit integer range (a probability below "
             "exp(-64) at the largest allowed scale); use a smaller noise scale."
         )
-    qb, rb = _muldivmod(np.full_like(v, b), v, s)
+    if s == 1:  # integer scale: floor(u + t v) exactly
+        return u + t * v
     qu, ru = np.divmod(u, s)
+    if b == 0:
+        return a * v + qu
+    qb, rb = _muldivmod(b, v, s)
     return a * v + qb + qu + (rb + ru) // s
 
 
@@ -311,7 +338,7 @@ def _gaussian_accept(z: np.ndarray, cn: int, cd: int, t: int, gen: np.random.Gen
     alpha, beta = np.divmod(w, cn)
     two_cdt = 2 * cd * t
     # alpha^2 cn / (2 cd t) = alpha * (alpha cn / (2 cd t)), in two exact steps
-    qa, ra = _muldivmod(alpha, np.full_like(alpha, cn), two_cdt)
+    qa, ra = _muldivmod(alpha, cn, two_cdt)
     qb, rb = _muldivmod(alpha, ra, two_cdt)
     big = (qa > 0) & (alpha > _SATURATED // np.maximum(qa, 1))
     q1 = np.where(big, _SATURATED, alpha * np.where(big, 0, qa) + np.minimum(qb, _SATURATED))
@@ -364,7 +391,7 @@ def positive_discrete_gaussian(cn: int, cd: int, t: int, size: int, gen: np.rand
     def propose_small(n: int) -> tuple[np.ndarray, np.ndarray]:
         g = one_sided_geometric(3 * cd, 2 * cn, n, gen)
         num_q, _ = _muldivmod(g, np.maximum(g - 1, 0), 1)  # (n - 1)(n - 2) with n = 1 + g, saturating
-        qf, rf = _muldivmod(num_q, np.full_like(g, cd), 2 * cn)
+        qf, rf = _muldivmod(num_q, cd, 2 * cn)
         ok = bernoulli_exp_integer(qf, gen)
         idx = np.flatnonzero(ok)
         ok[idx] = bernoulli_exp_fraction([(rf[idx], 2 * cn)], idx.size, gen)

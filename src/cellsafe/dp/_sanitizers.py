@@ -1,19 +1,24 @@
 """Additive-noise sanitizers for counts and sums with a stated sensitivity (002 chapter 7).
 
-- :func:`laplace_mechanism`: Laplace(0, Delta_1 / epsilon), epsilon-DP (Dwork et al. 2006).
 - :func:`geometric_mechanism`: two-sided geometric (discrete Laplace), P(k) proportional to
   exp(-epsilon |k| / Delta_1), epsilon-DP for integer queries (Ghosh et al. 2012).
+- :func:`discrete_gaussian_mechanism`: discrete Gaussian noise on integer queries, calibrated
+  to (epsilon, delta)-DP from its exact privacy profile (Canonne, Kamath and Steinke 2020).
+- :func:`laplace_mechanism`: Laplace(0, Delta_1 / epsilon) for real-valued statistics (sums,
+  means), epsilon-DP (Dwork et al. 2006).  It refuses integer input: counts take the geometric
+  mechanism, whose integer output has no floating-point attack surface (Mironov 2012).
 - :func:`gaussian_mechanism`: Gaussian noise, (epsilon, delta)-DP with the classical calibration
   sigma = Delta_2 sqrt(2 ln(1.25 / delta)) / epsilon (epsilon < 1; Dwork and Roth 2014) or the
   analytic one of Balle and Wang (2018).
-- :func:`discrete_gaussian_mechanism`: the discrete Gaussian on the integers with the rejection
-  sampler of Canonne, Kamath and Steinke (2020).
 - :func:`sanitize`: picks the discrete mechanisms for integer input and the continuous ones
   otherwise (Laplace family when delta = 0, Gaussian family when delta > 0).
 
-Every sampler is written in terms of uniform variates with 53 random bits, so ``rng="secure"``
-takes those bits straight from the operating system (``os.urandom``) instead of a seeded generator.
-The samplers use floating-point arithmetic (not the exact rational arithmetic of Canonne et al.).
+The two integer mechanisms draw their noise exactly, in 64-bit integer arithmetic, from
+:class:`~cellsafe.distributions.DiscreteLaplace` and :class:`~cellsafe.distributions.DiscreteGaussian`:
+correct for every epsilon whose noise fits 64-bit integers, a
+:class:`~cellsafe.distributions.NoiseOverflowError` below that, and no cap on the noise.  With
+``rng="secure"`` every random bit comes from the operating system (``os.urandom``); the continuous
+mechanisms use uniforms with 53 random bits from the same source.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from scipy import special
 
 from .._random import RNGLike, as_generator
 from .._validation import check_in, check_real
+from ..distributions import DiscreteGaussian, DiscreteLaplace, NoiseOverflowError
 from ..exceptions import InvalidArgumentError
 
 __all__ = [
@@ -37,13 +43,10 @@ __all__ = [
     "sanitize",
     "gaussian_sigma",
     "discrete_gaussian_sigma",
-    "sample_two_sided_geometric",
-    "sample_discrete_gaussian",
-    "two_sided_geometric_pmf",
-    "discrete_gaussian_pmf",
 ]
 
 _TWO53 = float(2**53)
+_INT64_MAX = np.iinfo(np.int64).max
 
 
 class _Uniforms:
@@ -59,11 +62,6 @@ class _Uniforms:
         else:
             k = self.gen.integers(0, 2**53, size=n, dtype=np.int64)
         return (k.astype(np.float64) + 0.5) / _TWO53
-
-
-def _geometric(u: np.ndarray, log_q: float) -> np.ndarray:
-    """Failures before a success, P(G >= k) = q**k, by inversion."""
-    return np.floor(np.log(u) / log_q).astype(np.int64)
 
 
 def _check_eps(epsilon: Any, owner: str) -> float:
@@ -83,53 +81,24 @@ def _check_delta(delta: Any, owner: str) -> float:
     return check_real(delta, "delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
-# ---------------------------------------------------------------------- raw samplers
-def sample_two_sided_geometric(scale: float, size: Any = None, rng: RNGLike = None) -> np.ndarray:
-    """Draws with P(k) proportional to exp(-|k| / scale) on the integers."""
-    n = int(np.prod(size)) if size is not None else 1
-    uni = _Uniforms(rng)
-    u = uni(2 * n)
-    log_q = -1.0 / scale
-    x = _geometric(u[:n], log_q) - _geometric(u[n:], log_q)
-    return x.reshape(size) if size is not None else x[0]
+def _integer_values(value: Any, owner: str) -> np.ndarray:
+    v = np.asarray(value)
+    if v.size and not np.issubdtype(v.dtype, np.integer):
+        raise InvalidArgumentError(f"{owner} adds integer noise to integer statistics; got non-integer input.")
+    return v.astype(np.int64)
 
 
-def two_sided_geometric_pmf(k: Any, scale: float) -> np.ndarray:
-    """P(k) = (1 - q) / (1 + q) q**|k| with q = exp(-1 / scale)."""
-    q = math.exp(-1.0 / scale)
-    return (1.0 - q) / (1.0 + q) * np.exp(-np.abs(np.asarray(k, dtype=float)) / scale)
-
-
-def sample_discrete_gaussian(sigma: float, size: Any = None, rng: RNGLike = None) -> np.ndarray:
-    """Draws from the discrete Gaussian N_Z(0, sigma^2): P(k) proportional to exp(-k^2 / (2 sigma^2)).
-
-    Rejection from the discrete Laplace with scale t = floor(sigma) + 1, accepting a proposal y
-    with probability exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2)) (Canonne, Kamath and Steinke 2020,
-    Algorithm 3).
-    """
-    n = int(np.prod(size)) if size is not None else 1
-    uni = _Uniforms(rng)
-    t = math.floor(sigma) + 1.0
-    out = np.empty(n, dtype=np.int64)
-    filled = 0
-    log_q = -1.0 / t
-    while filled < n:
-        batch = max(16, int(1.5 * (n - filled)) + 8)
-        u = uni(3 * batch)
-        y = _geometric(u[:batch], log_q) - _geometric(u[batch : 2 * batch], log_q)
-        keep = np.log(u[2 * batch :]) < -((np.abs(y) - sigma * sigma / t) ** 2) / (2.0 * sigma * sigma)
-        acc = y[keep][: n - filled]
-        out[filled : filled + acc.size] = acc
-        filled += acc.size
-    return out.reshape(size) if size is not None else out[0]
-
-
-def discrete_gaussian_pmf(k: Any, sigma: float) -> np.ndarray:
-    """P(k) of N_Z(0, sigma^2), the normalizer summed over |k| <= 40 sigma + 40."""
-    lim = int(40 * sigma + 40)
-    grid = np.arange(-lim, lim + 1, dtype=float)
-    norm = np.exp(-(grid**2) / (2 * sigma * sigma)).sum()
-    return np.exp(-(np.asarray(k, dtype=float) ** 2) / (2 * sigma * sigma)) / norm
+def _add_noise(v: np.ndarray, noise: np.ndarray, owner: str) -> Any:
+    """v + noise in int64, refusing (never wrapping) a sum outside the 64-bit range."""
+    noise = noise.reshape(v.shape)
+    over = ((noise > 0) & (v > _INT64_MAX - noise)) | ((noise < 0) & (v < -_INT64_MAX - noise))
+    if np.any(over):
+        raise NoiseOverflowError(
+            f"{owner}: a value plus its noise leaves the 64-bit integer range; the values or the noise scale are "
+            "too large for 64-bit integers."
+        )
+    out = v + noise
+    return out if v.ndim else np.int64(out)
 
 
 # ---------------------------------------------------------------------- calibrations
@@ -172,21 +141,25 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0, calib
         lo = -sens / (2 * s) - eps * s / sens
         return math.exp(special.log_ndtr(hi)) - math.exp(eps + special.log_ndtr(lo)) - dl
 
-    a, b = math.log(sens) - 30.0, math.log(sens) + 30.0
+    # the bracket covers sigma = Delta sqrt(2 log(1.25 / delta)) / epsilon for every epsilon
+    a, b = math.log(sens) - 30.0, math.log(sens) + 30.0 + max(0.0, -math.log(eps))
     from scipy.optimize import brentq  # imported here: scipy.optimize is slow to import
 
     return math.exp(brentq(excess, a, b, xtol=1e-13))
 
 
 def _discrete_delta(sigma: float, eps: float, sens: int) -> float:
-    """Exact delta of N_Z(0, sigma^2) noise on an integer query of sensitivity ``sens``."""
-    lim = int(40 * sigma + 40 + sens)
-    y = np.arange(-lim, lim + 1, dtype=float)
-    logp = -(y**2) / (2 * sigma * sigma)
-    norm = special.logsumexp(logp)
-    p = np.exp(logp - norm)
-    p_shift = np.exp(-((y - sens) ** 2) / (2 * sigma * sigma) - norm)
-    return float(np.maximum(p - math.exp(eps) * p_shift, 0.0).sum())
+    """Exact delta of N_Z(0, sigma^2) noise on an integer query of sensitivity ``sens``.
+
+    The privacy loss of output y is (sens^2 - 2 y sens) / (2 sigma^2), so (Canonne, Kamath and
+    Steinke 2020, Theorem 7) delta = P(X > eps sigma^2 / sens - sens / 2) - e^eps P(X > eps sigma^2 / sens + sens / 2)
+    with X ~ N_Z(0, sigma^2), from the distribution's direct tails.
+    """
+    noise = DiscreteGaussian(sigma)
+    s2 = noise.sigma2
+    lo = math.floor(eps * s2 / sens - sens / 2.0)
+    hi = math.floor(eps * s2 / sens + sens / 2.0)
+    return max(float(noise.sf(lo)) - math.exp(eps) * float(noise.sf(hi)), 0.0)
 
 
 def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1, dimension: int = 1) -> float:
@@ -204,11 +177,23 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1, 
     if dimension > 1:
         sens = _check_sens(sensitivity, owner)
         lg = math.log(1.0 / dl)
-        rho = (math.sqrt(lg + eps) - math.sqrt(lg)) ** 2
-        return sens / math.sqrt(2.0 * rho)
+        # (sqrt(lg + eps) - sqrt(lg))^2 without cancellation for tiny eps
+        rho = (eps / (math.sqrt(lg + eps) + math.sqrt(lg))) ** 2
+        sigma = sens / math.sqrt(2.0 * rho)
+        if sigma > 2.0**50:
+            raise NoiseOverflowError(
+                f"epsilon={epsilon!r}, delta={delta!r} ask for discrete Gaussian noise of sigma {sigma:.3g}, beyond "
+                "what 64-bit integers hold (sigma at most 2**50); use a larger epsilon."
+            )
+        return sigma
     sens_i = int(_check_sens(sensitivity, owner, integer=True))
     lo = 0.05
     hi = 2.0 * gaussian_sigma(eps, dl, sens_i) + 1.0
+    if hi / 2.0 > 2.0**50:
+        raise NoiseOverflowError(
+            f"epsilon={epsilon!r}, delta={delta!r} ask for discrete Gaussian noise of sigma about {hi / 2:.3g}, beyond "
+            "what 64-bit integers hold (sigma at most 2**50); use a larger epsilon."
+        )
     while _discrete_delta(hi, eps, sens_i) > dl:
         hi *= 2.0
     if _discrete_delta(lo, eps, sens_i) <= dl:
@@ -226,25 +211,39 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1, 
 
 # ---------------------------------------------------------------------- mechanisms
 def laplace_mechanism(value: Any, epsilon: float, sensitivity: float = 1.0, rng: RNGLike = None) -> np.ndarray:
-    """Add Laplace(0, sensitivity / epsilon) noise to every element (epsilon-DP for L1 sensitivity).
+    """Add Laplace(0, sensitivity / epsilon) noise to real-valued statistics (epsilon-DP for L1 sensitivity).
 
     Parameters
     ----------
-    value : array_like
-        The confidential statistic(s).
+    value : array_like of float
+        The confidential statistic(s): sums, means.  Integer input (counts) is refused: use
+        :func:`geometric_mechanism`, its exact integer counterpart.
     epsilon : float
         Privacy loss budget of this release, > 0.
     sensitivity : float, default 1
-        L1 global sensitivity of the whole released vector (1 for one count; 002 section 7.2).
+        L1 global sensitivity of the whole released vector (002 section 7.2).
     rng : None, int, SeedSequence, Generator or "secure"
 
     Returns
     -------
     ndarray of float
+
+    Notes
+    -----
+    Floating-point Laplace noise leaks through the low-order bits of its output (Mironov 2012,
+    "On significance of the least significant bits for differential privacy"): the set of
+    reachable outputs depends on the input.  Counts therefore never take this path.
     """
     owner = "laplace_mechanism"
     eps = _check_eps(epsilon, owner)
     sens = _check_sens(sensitivity, owner)
+    raw = np.asarray(value)
+    if raw.size and (np.issubdtype(raw.dtype, np.integer) or raw.dtype == bool):
+        raise InvalidArgumentError(
+            "laplace_mechanism adds floating-point noise, whose low-order bits leak the input (Mironov 2012); "
+            "integer counts take the exact geometric mechanism: use geometric_mechanism(value, epsilon) or "
+            "sanitize(value, epsilon)."
+        )
     v = np.asarray(value, dtype=float)
     u = _Uniforms(rng)(max(v.size, 1))[: v.size] - 0.5
     noise = -(sens / eps) * np.sign(u) * np.log1p(-2.0 * np.abs(u))
@@ -255,18 +254,26 @@ def geometric_mechanism(value: Any, epsilon: float, sensitivity: int = 1, rng: R
     """Add two-sided geometric noise, P(k) proportional to exp(-epsilon |k| / sensitivity).
 
     The discrete analogue of the Laplace mechanism for integer statistics: epsilon-DP for an
-    integer L1 sensitivity, integer output, no floating-point attack surface on the output.
+    integer L1 sensitivity, integer output.  The noise is drawn exactly
+    (:meth:`cellsafe.distributions.DiscreteLaplace.for_epsilon`, whose rate never exceeds
+    epsilon / sensitivity).
+
+    Raises
+    ------
+    NoiseOverflowError
+        When sensitivity / epsilon exceeds 2**56, or a noisy value leaves the 64-bit range.
+
+    Examples
+    --------
+    >>> geometric_mechanism([120, 7, 0], epsilon=1.0, rng=3).dtype
+    dtype('int64')
     """
     owner = "geometric_mechanism"
     eps = _check_eps(epsilon, owner)
-    sens = _check_sens(sensitivity, owner, integer=True)
-    v = np.asarray(value)
-    if v.size and not np.issubdtype(v.dtype, np.integer):
-        raise InvalidArgumentError(
-            "geometric_mechanism adds integer noise to integer statistics; got non-integer input."
-        )
-    noise = sample_two_sided_geometric(sens / eps, size=v.shape if v.ndim else (1,), rng=rng)
-    return (v.astype(np.int64) + noise.reshape(v.shape)) if v.ndim else np.int64(v) + noise[0]
+    sens = int(_check_sens(sensitivity, owner, integer=True))
+    v = _integer_values(value, owner)
+    noise = DiscreteLaplace.for_epsilon(eps, sens).sample(max(v.size, 1), rng=rng)
+    return _add_noise(v, noise[: v.size], owner)
 
 
 def gaussian_mechanism(
@@ -287,15 +294,16 @@ def gaussian_mechanism(
 def discrete_gaussian_mechanism(
     value: Any, epsilon: float, delta: float, sensitivity: int = 1, rng: RNGLike = None
 ) -> np.ndarray:
-    """Add discrete Gaussian noise calibrated by :func:`discrete_gaussian_sigma` to integer statistics."""
-    v = np.asarray(value)
-    if v.size and not np.issubdtype(v.dtype, np.integer):
-        raise InvalidArgumentError(
-            "discrete_gaussian_mechanism adds integer noise to integer statistics; got non-integer input."
-        )
+    """Add discrete Gaussian noise calibrated by :func:`discrete_gaussian_sigma` to integer statistics.
+
+    The noise is drawn exactly by :class:`cellsafe.distributions.DiscreteGaussian`, whose sigma is
+    never below the calibrated one.
+    """
+    owner = "discrete_gaussian_mechanism"
+    v = _integer_values(value, owner)
     sigma = discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=max(v.size, 1))
-    noise = sample_discrete_gaussian(sigma, size=(max(v.size, 1),), rng=rng)
-    return v.astype(np.int64) + noise[: v.size].reshape(v.shape) if v.ndim else np.int64(v) + noise[0]
+    noise = DiscreteGaussian(sigma).sample(max(v.size, 1), rng=rng)
+    return _add_noise(v, noise[: v.size], owner)
 
 
 def sanitize(
@@ -337,6 +345,11 @@ def sanitize(
     mech = check_in(mechanism, "mechanism", "sanitize", ("geometric", "laplace", "discrete_gaussian", "gaussian"))
     if mech in ("geometric", "laplace") and d != 0:
         raise InvalidArgumentError(f"the {mech} mechanism gives pure epsilon-DP; set delta=0 or use a Gaussian one.")
+    if mech == "laplace" and v.size and np.issubdtype(v.dtype, np.integer):
+        raise InvalidArgumentError(
+            "the laplace mechanism adds floating-point noise, whose low-order bits leak the input (Mironov 2012); "
+            "integer counts take mechanism='geometric' (the default for integers)."
+        )
     if mech in ("gaussian", "discrete_gaussian") and d == 0:
         raise InvalidArgumentError(f"the {mech} mechanism needs delta > 0.")
     if mech == "geometric":

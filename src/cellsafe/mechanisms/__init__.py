@@ -6,12 +6,14 @@
   :class:`PoissonGammaSynthesizer` (and the shortcut :class:`PoissonGammaMultinomialSynthesizer`,
   which carries no epsilon)
 - published tables (001): :class:`PTable`, :class:`CellKeyMethod`, :class:`SmallCountRounding`
+- differentially private noise per cell: :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
 """
 
 from ._base import Block, CellwiseMechanism, Mechanism, table_blocks
 from .cellkey import CellKeyMethod
 from .dirichlet import MultinomialDirichletSynthesizer
 from .loglinear import LogLinearSynthesizer
+from .noise import DiscreteGaussianNoise, GeometricNoise
 from .poisson_gamma import PoissonGammaMultinomialSynthesizer, PoissonGammaSynthesizer
 from .ptable import PTable
 from .rounding import SmallCountRounding, round_small_counts
@@ -28,6 +30,8 @@ __all__ = [
     "table_blocks",
     "CellKeyMethod",
     "CellwiseMechanism",
+    "DiscreteGaussianNoise",
+    "GeometricNoise",
     "LogLinearSynthesizer",
     "Mechanism",
     "MultinomialDirichletSynthesizer",
