@@ -21,3 +21,32 @@ def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float
     t0 = time.perf_counter()
     out = fn(*args, **kwargs)
     return out, time.perf_counter() - t0
+
+
+_WRAPPER = (
+    "import resource, subprocess, sys, time\n"
+    "t0 = time.perf_counter()\n"
+    "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
+    "dt = time.perf_counter() - t0\n"
+    "sys.stderr.write(r.stderr)\n"
+    "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)\n"
+)
+
+
+def run_process(argv: list[str], repeat: int = 1) -> tuple[float, float, str]:
+    """Whole-process wall time (best of ``repeat``), peak resident memory in MB and the last stderr.
+
+    Each run goes through a small wrapper process so that ``ru_maxrss`` of its children is the peak
+    of that one command (what ``/usr/bin/time -v`` reports as maximum resident set size).
+    """
+    import subprocess
+    import sys
+
+    best, peak, err = float("inf"), 0.0, ""
+    for _ in range(repeat):
+        r = subprocess.run([sys.executable, "-c", _WRAPPER, *map(str, argv)], capture_output=True, text=True)
+        dt, rss_kb, code = r.stdout.split()
+        if int(code) != 0:
+            raise RuntimeError(f"{argv[0]} failed: {r.stderr[-2000:]}")
+        best, peak, err = min(best, float(dt)), max(peak, int(rss_kb) / 1024), r.stderr
+    return best, peak, err

@@ -1,0 +1,150 @@
+"""Benchmark: the published-table methods side by side with what statistics offices run instead.
+
+1. Cell key method against the ONS ``cell_key_perturbation`` package (3.1.0, its 10-5 ptable):
+   5e6 records with an integer record key 0..255 over variables of 300 x 20 x 4 x 19 categories,
+   in Parquet; a 2-way (area x eth) and a 4-way publication.  Whole process (``cellsafe publish``
+   against a Python script calling the package, both from the same file) and in the call (both on
+   the same pandas DataFrame); peak memory of each process; outputs compared cell by cell.
+2. Small count rounding against R's SmallCountRounding (``PLSrounding``, base 3): 1e6 records over
+   6 variables of 50 x 2 x 21 x 8 x 10 x 15 categories (chosen so that the publication
+   ``(geo+sex+age+edu+occ+cob)^3`` has 71,052 non-empty cells, near the 70,825 of the reference run),
+   from the same CSV, whole process; the numbers of published cells are compared.
+
+A peer that is not installed is skipped with a message (``pip install cell_key_perturbation==3.1.0``;
+R with SSBtools and SmallCountRounding, see the project's peers notes).  The data are generated
+(seeded) in a temporary folder.
+
+Run: ``python benchmarks/bench_peers_published.py``
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from _timing import run_process, timed
+
+HERE = Path(__file__).resolve().parent
+PTABLE = HERE.parent / "tests" / "reference" / "ons_ptable" / "ptable_10_5_rule.csv"
+CLI = [sys.executable, "-m", "cellsafe.cli.main"]
+
+
+def _skewed(rng: np.random.Generator, prefix: str, k: int, n: int, shape: float) -> np.ndarray:
+    """n codes of k categories with gamma-distributed weights (some categories rare), as strings."""
+    w = rng.gamma(shape, 1.0, k)
+    cats = np.array([f"{prefix}{i:03d}" for i in range(k)], dtype=object)
+    return cats[rng.choice(k, n, p=w / w.sum())]
+
+
+def _ckm_records(path: Path, n: int = 5_000_000) -> None:
+    rng = np.random.default_rng(2024)
+    df = pd.DataFrame(
+        {
+            "area": _skewed(rng, "E", 300, n, 2.0),
+            "eth": _skewed(rng, "G", 20, n, 1.0),
+            "sex": _skewed(rng, "S", 4, n, 5.0),
+            "age": _skewed(rng, "A", 19, n, 3.0),
+            "record_key": rng.integers(0, 256, n, dtype=np.int64),
+        }
+    )
+    df.to_parquet(path, index=False)
+
+
+def _same_release(ours: Path, theirs: Path, names: list[str]) -> bool:
+    a = pd.read_csv(ours, dtype={v: str for v in names})
+    b = pd.read_csv(theirs, dtype={v: str for v in names})[names + ["count"]]
+    m = a.merge(b, on=names, how="outer", suffixes=("", "_ons"), indicator=True)
+    if not (m["_merge"] == "both").all() or len(m) != len(a):
+        return False
+    x, y = m["count"].to_numpy(float), m["count_ons"].to_numpy(float)
+    return bool(np.array_equal(np.isnan(x), np.isnan(y)) and np.array_equal(x[~np.isnan(x)], y[~np.isnan(y)]))
+
+
+def cell_key_method(folder: Path) -> None:
+    print("cell key method vs ONS cell_key_perturbation (5e6 records, 10-5 ptable)")
+    if importlib.util.find_spec("cell_key_perturbation") is None:
+        print("  skipped: the ONS package is not installed (pip install cell_key_perturbation==3.1.0)")
+        return
+    from importlib.metadata import version
+
+    from cell_key_perturbation.create_perturbed_table import create_perturbed_table
+
+    from cellsafe.mechanisms.cellkey import CellKeyMethod
+    from cellsafe.mechanisms.ptable import PTable
+
+    records = folder / "records.parquet"
+    _ckm_records(records)
+    print(f"  cell_key_perturbation {version('cell_key_perturbation')}")
+    data = pd.read_parquet(records)
+    ptable_df = pd.read_csv(PTABLE)
+    for names in (["area", "eth"], ["area", "eth", "sex", "age"]):
+        label = f"{len(names)}-way ({' x '.join(names)})"
+        ours, theirs = folder / "cellsafe.csv", folder / "ons.csv"
+        t_ons, m_ons, _ = run_process([sys.executable, HERE / "peer_ons_ckm.py", records, PTABLE, ",".join(names), theirs], 3)
+        formula = ":".join(names) + " - 1"
+        t_cs, m_cs, _ = run_process(
+            [*CLI, "publish", records, "--variables", ",".join(names), "--formula", formula, "--method", "ckm",
+             "--ptable", PTABLE, "--record-key", "record_key", "--output", ours, "--quiet"], 3)
+        same = _same_release(ours, theirs, names)
+        ckm = CellKeyMethod(PTable.read(PTABLE), formula)
+        call_cs = min(timed(ckm.perturb, data, variables=names, record_key="record_key")[1] for _ in range(3))
+        call_ons = min(
+            timed(create_perturbed_table, data, ptable_df, geog=names[:1], tab_vars=names[1:], record_key="record_key")[1]
+            for _ in range(2)
+        )
+        print(f"  {label}: whole process cellsafe {t_cs:.2f} s ({m_cs:.0f} MB), ONS {t_ons:.2f} s ({m_ons:.0f} MB): "
+              f"ratio ONS / cellsafe = {t_ons / t_cs:.2f}; in the call {call_cs:.2f} s vs {call_ons:.2f} s: "
+              f"ratio {call_ons / call_cs:.2f}; identical releases: {same}")
+
+
+# (geo+sex+age+edu+occ+cob)^3 over these sizes: 72,244 possible published cells, 71,052 non-empty in the data
+SCR_SIZES = {"geo": 50, "sex": 2, "age": 21, "edu": 8, "occ": 10, "cob": 15}
+SCR_FORMULA = "(geo+sex+age+edu+occ+cob)^3"
+
+
+def small_count_rounding(folder: Path) -> None:
+    print("small count rounding vs R SmallCountRounding::PLSrounding (1e6 records, base 3)")
+    rscript = shutil.which("Rscript")
+    if rscript is None:
+        print("  skipped: R is not installed (apt-get install r-base-core r-cran-data.table r-cran-matrix)")
+        return
+    import subprocess
+
+    check = subprocess.run(
+        [rscript, "-e", 'cat(R.version$major, R.version$minor, as.character(packageVersion("SSBtools")), '
+         'as.character(packageVersion("SmallCountRounding")))'], capture_output=True, text=True)
+    if check.returncode != 0:
+        print("  skipped: R lacks SSBtools / SmallCountRounding (build them from Statistics Norway's GitHub repositories)")
+        return
+    major, minor, ssbtools, scr = check.stdout.split()
+    print(f"  R {major}.{minor}, SSBtools {ssbtools}, SmallCountRounding {scr}")
+    rng = np.random.default_rng(7)
+    n = 1_000_000
+    records = folder / "scr_records.csv"
+    pd.DataFrame({v: _skewed(rng, v[0].upper(), k, n, 1.5) for v, k in SCR_SIZES.items()}).to_csv(records, index=False)
+    t_r, m_r, err = run_process([rscript, HERE / "peer_plsrounding.R", records, folder / "r.csv"])
+    n_r = len(pd.read_csv(folder / "r.csv"))
+    ours = folder / "scr.csv"
+    t_cs, m_cs, _ = run_process(
+        [*CLI, "publish", records, "--variables", ",".join(SCR_SIZES), "--formula", SCR_FORMULA, "--method", "scr",
+         "--base", 3, "--seed", 1, "--output", ours, "--quiet"], 2)
+    n_cs = len(pd.read_csv(ours))
+    call_r = err.strip().splitlines()[-1] if err.strip() else "?"
+    print(f"  whole process cellsafe {t_cs:.1f} s ({m_cs:.0f} MB, {n_cs:,} published cells), R {t_r:.1f} s "
+          f"({m_r:.0f} MB, {n_r:,} published cells; {call_r}): ratio R / cellsafe = {t_r / t_cs:.1f}")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        cell_key_method(Path(tmp))
+        small_count_rounding(Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
