@@ -64,6 +64,8 @@ def rational_at_most(x: Fraction, max_num: int = LIMIT, max_den: int = LIMIT) ->
         raise ValueError("x must be >= 0")
     if x.numerator <= max_num and x.denominator <= max_den:
         return x
+    if x >= max_num:
+        return Fraction(max_num)
     q = max_den if x * max_den <= max_num else max(1, int(max_num / x))
     best = Fraction(math.floor(x * q), q)
     cand = x.limit_denominator(q)
