@@ -12,7 +12,7 @@ import pytest
 from numpy.testing import assert_array_equal, assert_equal
 
 from cellsafe import CountTable, DataError, InvalidArgumentError, TableTooLargeError, Variable
-from cellsafe.table import ravel, sorted_union, sorted_unique, unravel
+from cellsafe.table import align_counts, ravel, sorted_union, sorted_unique, unravel
 
 ADULT = Path(__file__).resolve().parents[1] / "reference" / "adult"
 
@@ -282,3 +282,15 @@ def test_from_sorted_cells_checks_what_is_cheap(index, counts):
     t = CountTable([Variable("a", range(4)), Variable("b", range(3))], [0], [1])
     with pytest.raises(AssertionError):
         CountTable.from_sorted_cells(t, index, counts)
+
+
+def test_align_counts_matches_lookup():
+    rng = np.random.default_rng(3)
+    idx = [np.unique(rng.integers(0, 10**12, size=n)) for n in (0, 1, 500, 2000)]
+    idx.append(idx[2][::3].copy())  # overlapping cells
+    cnt = [rng.integers(1, 9, size=i.size) for i in idx]
+    union, aligned = align_counts(idx, cnt)
+    assert_equal(union, np.unique(np.concatenate(idx)))
+    variables = [Variable("a", range(10**6)), Variable("b", range(10**6))]
+    for i, c, a in zip(idx, cnt, aligned):
+        assert_equal(a, CountTable(variables, i, c).lookup(union))

@@ -23,7 +23,7 @@ import pandas as pd
 
 from .._validation import check_real
 from ..exceptions import InvalidArgumentError
-from ..table import CountTable, check_same_variables, check_table
+from ..table import CountTable, align_counts, check_same_variables, check_table
 from ._hellinger import hellinger_distance
 
 __all__ = ["TableMetrics", "table_metrics", "empirical_tau", "tau"]
@@ -295,12 +295,8 @@ def table_metrics(
     trim = check_real(trim, "trim", "table_metrics", low=0.0, high=0.5, high_open=True)
     n = _non_structural(original)
     rows, taus, withins = [], [], []
-    union_all = original.index
     for s in syn:
-        idx = np.union1d(original.index, s.index)
-        union_all = np.union1d(union_all, s.index)
-        f = original.lookup(idx)
-        g = s.lookup(idx)
+        idx, (f, g) = align_counts([original.index, s.index], [original.counts, s.counts])
         n_zz = n - idx.size
         taus.append(_tau_one(f, g, n_zz, n, kk))
         withins.append(_within_one(f, g, n_zz, n, pp))
@@ -321,8 +317,9 @@ def table_metrics(
             row[f"within_all({pv:g})"] = float(withins[-1][i, 0])
             row[f"within_nonzero({pv:g})"] = float(withins[-1][i, 1])
         rows.append(row)
-    f_all = original.lookup(union_all).astype(np.float64)
-    g_mean = np.mean([s.lookup(union_all) for s in syn], axis=0)
+    _, aligned = align_counts([original.index] + [s.index for s in syn], [original.counts] + [s.counts for s in syn])
+    f_all = aligned[0].astype(np.float64)
+    g_mean = np.mean(aligned[1:], axis=0)
     tau_arr = np.array(taus)
     within_arr = np.array(withins)
     cols = ["tau1", "tau2", "tau3", "tau4"]

@@ -2,7 +2,17 @@
 
 from ._keyed import KeyedTable, keyed_table
 from ._checks import check_same_variables, check_table
-from ._flat import INDEX_DTYPE, group_sum, n_cells_checked, ravel, sorted_union, sorted_unique, strides, unravel
+from ._flat import (
+    INDEX_DTYPE,
+    align_counts,
+    group_sum,
+    n_cells_checked,
+    ravel,
+    sorted_union,
+    sorted_unique,
+    strides,
+    unravel,
+)
 from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, encode_cells
 from ._variable import Variable
 
@@ -16,6 +26,7 @@ __all__ = [
     "KeyedTable",
     "keyed_table",
     "INDEX_DTYPE",
+    "align_counts",
     "group_sum",
     "n_cells_checked",
     "ravel",
