@@ -5,7 +5,7 @@ release differentially private counts, and measure risk and utility before and a
 
 The public names:
 
-- tables: :class:`CountTable`, :class:`Variable`
+- tables: :class:`CountTable`, :class:`Variable`, :class:`Hierarchy`
 - count distributions: :class:`Poisson`, :class:`NBI`, :class:`PIG`, :class:`GAF`
 - mechanisms: :class:`SaturatedSynthesizer`, :class:`LogLinearSynthesizer`,
   :class:`MultinomialDirichletSynthesizer`, :class:`PoissonGammaSynthesizer`,
@@ -34,7 +34,7 @@ from .mechanisms import (
     SmallCountRounding,
 )
 from .published import Publication
-from .table import CountTable, Variable
+from .table import CountTable, Hierarchy, Variable
 
 __version__ = "0.1.0"
 
@@ -43,6 +43,7 @@ __all__ = [
     # tables
     "CountTable",
     "Variable",
+    "Hierarchy",
     # distributions
     "Poisson",
     "NBI",

@@ -1,22 +1,17 @@
 """``cellsafe compare``: fair risk-utility comparison of published tables (001).
 
-Every published table is post-processed the same way: additivity restored by least squares when
-needed, expected inner frequencies by IPF, then Hellinger utility and the F-beta disclosure risk
-against the original inner table.
+A thin command over :func:`cellsafe.metrics.compare_published`, which post-processes every
+published table the same way (additivity restored by least squares when needed, expected inner
+frequencies by IPF) before the Hellinger utility and the F-beta disclosure risk.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-from typing import Any
-
-import numpy as np
 
 from ..exceptions import InvalidArgumentError
-from ..fitting import expected_inner, restore_additivity
 from ..io import read_frame
-from ..metrics import disclosure_risk, hellinger_utility
+from ..metrics import compare_published
 from ..published import DEFAULT_MAX_INNER, Publication
 from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_list, print_json
 
@@ -54,52 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _num(x: float | None) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
-def _cells(frame: Any) -> list[dict]:
-    recs = frame.to_dict(orient="records")
-    for r in recs:
-        r["count"] = _num(r["count"])
-    return recs
-
-
-def compare_one(table, pub: Publication, values: np.ndarray, sensitive: str, keys: list[str], beta: float) -> dict:
-    """The comparison of one published table (a plain dict, the JSON of the command)."""
-    original = pub.aggregate(table).astype(np.float64)
-    total = float(original.sum())
-    observed = ~np.isnan(values)
-    additive = bool(observed.all() and np.all(values >= 0) and pub.additivity_error(values) <= 1e-9 * max(1.0, total))
-    restored = values if additive else restore_additivity(pub.X, values).fitted
-    fit = expected_inner(pub, restored)
-    plain = disclosure_risk(table, fit.fitted, sensitive, keys, beta=beta)
-    know = disclosure_risk(table, fit.fitted, sensitive, keys, beta=beta, know_yourself=True)
-
-    def risk(r) -> dict:
-        probs = r.protected.to_frame()
-        probs["probability"] = probs["probability"].astype(object).where(probs["probability"].notna(), None)
-        return {
-            "a": r.a, "b": r.b, "c": r.c, "f_beta": r.f_beta,
-            "precision": _num(r.precision), "recall": _num(r.recall),
-            "probabilities": probs.to_dict(orient="records"),
-        }
-
-    exp_frame = fit.fitted.to_frame(zeros=True)
-    for v in pub.variables:
-        exp_frame[v.name] = exp_frame[v.name].astype(object)
-    return {
-        "additive": additive,
-        "hellinger_utility": {
-            "published": hellinger_utility(original, np.where(observed, values, 0.0)),
-            "restored": hellinger_utility(original, restored),
-        },
-        "risk": {"plain": risk(plain), "know_yourself": risk(know)},
-        "restored": _cells(pub.frame(restored)),
-        "expected_inner": _cells(exp_frame),
-    }
-
-
 def run(args: argparse.Namespace) -> int:
     keys = parse_list(args.keys, "--keys")
     names = parse_list(args.variables)
@@ -118,23 +67,13 @@ def run(args: argparse.Namespace) -> int:
     # expected inner frequencies spread mass over the zero combinations too (001 section 7), where they fit
     zeros = table.n_cells - table.n_structural_zeros <= DEFAULT_MAX_INNER
     pub = Publication.from_formula(table, args.formula, zeros=zeros)
-    out = {}
-    for name, path in pairs:
-        values = pub.align(read_frame(path))
-        out[name] = compare_one(table, pub, values, args.sensitive, keys, args.beta)
+    results = {
+        name: compare_published(table, read_frame(path), args.sensitive, keys, publication=pub, beta=args.beta)
+        for name, path in pairs
+    }
     if args.json:
-        print_json(out)
+        print_json({name: r.to_dict() for name, r in results.items()})
         return 0
-    for name, r in out.items():
-        hu = r["hellinger_utility"]
-        print(f"{name}: additive={r['additive']}  Hellinger utility published={hu['published']:.4f} "
-              f"restored={hu['restored']:.4f}")
-        for kind in ("plain", "know_yourself"):
-            k = r["risk"][kind]
-            print(f"  risk ({kind}): a={k['a']} b={k['b']} c={k['c']}  F_beta={k['f_beta']:.4f}")
-            for row in k["probabilities"]:
-                cell = ", ".join(f"{key}={row[key]}" for key in keys)
-                p = row["probability"]  # None: nobody left to guess from (know_yourself)
-                shown = "n/a" if p is None else f"{p:.4f}"
-                print(f"    {cell}: {shown} ({args.sensitive}={row['guess']})")
+    for name, r in results.items():
+        print(f"{name}: {r.summary()}")
     return 0

@@ -274,6 +274,11 @@ def expected_inner(
             "first (cellsafe.fitting.restore_additivity) and fit its 'fitted' values."
         )
     variables = publication.variables
+    if publication.is_hierarchical:
+        y, conv, n_iter = _ipf_on_x(publication, vals, tol, max_iter)
+        fitted = CountTable(variables, publication.inner_index, y, structural_zeros)
+        margin_err = float(np.max(np.abs(publication.aggregate(y) - vals)))
+        return ExpectedInnerResult(fitted, conv, n_iter, margin_err, err)
     gen = publication.generating_crossings()
     full = CountTable(variables, np.zeros(0, dtype=np.int64), np.zeros(0), structural_zeros)
     n_open = full.n_cells - full.n_structural_zeros
@@ -299,3 +304,43 @@ def expected_inner(
     agg = publication.aggregate(np.asarray(res.fitted.lookup(publication.inner_index), dtype=np.float64))
     margin_err = float(np.max(np.abs(agg - vals)))
     return ExpectedInnerResult(res.fitted, res.converged, res.n_iter, margin_err, err)
+
+
+def _ipf_on_x(publication: Publication, vals: np.ndarray, tol: float, max_iter: int) -> tuple[np.ndarray, bool, int]:
+    """IPF over the columns of X, crossing by crossing, from 1 in every inner cell of the publication.
+
+    The same Deming-Stephan cycles as :func:`~cellsafe.fitting.ipf.ipf`, with the published cells
+    of each crossing as one margin (hierarchy levels included).  Where an inner cell counts in
+    several cells of one crossing (overlapping aggregates) the crossing's cells are fitted one
+    after the other, which is still a cyclic projection onto each constraint.
+    """
+    Xc = publication.X.tocsc()
+    y = np.ones(publication.n_inner)
+    blocks = []
+    for k in range(len(publication.crossings)):
+        cols = np.flatnonzero(publication.crossing == k)
+        sub = Xc[:, cols]
+        partition = bool(np.all(np.asarray(sub.sum(axis=1)).reshape(-1) <= 1))
+        blocks.append((cols, sub.tocsr(), partition))
+    converged, n_iter = False, 0
+    for n_iter in range(1, max_iter + 1):
+        for cols, sub, partition in blocks:
+            target = vals[cols]
+            if partition:
+                cur = np.asarray(sub.T @ y).reshape(-1)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    f = np.where(cur > 0, target / cur, 0.0)
+                row_f = np.asarray(sub @ f).reshape(-1)
+                inside = np.asarray(sub.sum(axis=1)).reshape(-1) > 0
+                y = np.where(inside, y * row_f, y)
+            else:
+                subc = sub.tocsc()
+                for j in range(cols.shape[0]):
+                    rows = subc.indices[subc.indptr[j] : subc.indptr[j + 1]]
+                    cur = y[rows].sum()
+                    y[rows] = y[rows] * (target[j] / cur) if cur > 0 else 0.0
+        dev = float(np.max(np.abs(publication.aggregate(y) - vals))) if vals.size else 0.0
+        if dev <= tol * max(1.0, float(np.max(vals))):
+            converged = True
+            break
+    return y, converged, n_iter

@@ -5,7 +5,8 @@
 - specific utility (log-linear models): :func:`specific_utility`, :func:`ci_overlap`,
   :func:`compare_intervals` (same sign, significance, overlap), combining rules
   :func:`combine_fully_synthetic` and :func:`combine_partially_synthetic`
-- published tables (001): :func:`disclosure_probabilities`, :func:`disclosure_risk`, :func:`f_beta_risk`
+- published tables (001): :func:`disclosure_probabilities`, :func:`disclosure_risk`, :func:`f_beta_risk`,
+  and :func:`compare_published` (the fair comparison of protected publications)
 - records: the :mod:`cellsafe.metrics.microdata` subpackage
 """
 
@@ -19,6 +20,7 @@ from ._disclosure import (
 )
 from ._hellinger import hellinger_distance, hellinger_utility
 from ._overlap import CombinedEstimate, ci_overlap, combine_fully_synthetic, combine_partially_synthetic, compare_intervals
+from ._published import PublishedComparison, compare_published
 from ._tables import TableMetrics, empirical_tau, table_metrics, tau
 from .specific import SpecificUtility, specific_utility
 
@@ -26,11 +28,13 @@ __all__ = [
     "CombinedEstimate",
     "DisclosureProbabilities",
     "DisclosureRisk",
+    "PublishedComparison",
     "SpecificUtility",
     "TableMetrics",
     "ci_overlap",
     "combine_fully_synthetic",
     "combine_partially_synthetic",
+    "compare_published",
     "compare_intervals",
     "disclosure_probabilities",
     "disclosure_risk",

@@ -11,8 +11,13 @@ sex, party x age, party x sex and the grand total (``- 1`` drops the grand total
 are written in long format: one column per variable holding a category, or ``'Total'`` where the
 cell aggregates over that variable.
 
-Hierarchies within a variable (regions within countries) are not handled yet: a crossing is a tuple
-of variable names, and a later version may let an element name a level of a hierarchy instead.
+Hierarchies: ``hierarchies={"geo": h}`` gives variable ``geo`` the levels of a
+:class:`~cellsafe.table.Hierarchy` (``region``, ``district``), which a formula names like variables
+(``region*sex + district*age``; ``geo`` itself is the finest level, the inner categories).  A
+crossing with a level has one published cell per aggregate code of that level (times the categories
+of the other terms), and :meth:`Publication.cells` writes the aggregate's code.  Aggregates may
+overlap: an inner cell then counts in several cells of the same crossing.  Everything downstream
+sees only X, so it works the same on hierarchical publications.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import scipy.sparse as sp
 from .._frames import as_pandas
 from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
-from ..table import INDEX_DTYPE, CountTable, Variable, ravel, unravel
+from ..table import INDEX_DTYPE, CountTable, Hierarchy, Variable, ravel, unravel
 
 __all__ = ["Publication", "DEFAULT_MAX_INNER"]
 
@@ -101,6 +106,8 @@ class Publication:
         published cell c.
     total_label : str
         The label of an aggregated variable in :meth:`cells` (default ``'Total'``).
+    hierarchies : dict of str to Hierarchy
+        The hierarchies of variables whose levels the crossings name (empty for flat publications).
     """
 
     variables: tuple[Variable, ...]
@@ -110,6 +117,7 @@ class Publication:
     margin_index: np.ndarray
     X: sp.csr_matrix = field(repr=False)
     total_label: str = "Total"
+    hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -122,6 +130,7 @@ class Publication:
         zeros: bool | None = None,
         total_label: str = "Total",
         max_inner: int = DEFAULT_MAX_INNER,
+        hierarchies: Mapping[str, Hierarchy | Sequence[Hierarchy]] | None = None,
     ) -> "Publication":
         """The publication of a formula (or of an explicit list of crossings).
 
@@ -144,6 +153,9 @@ class Publication:
             How an aggregated variable is written in :meth:`cells`.
         max_inner : int, default 1e7
             The most inner cells enumerated with the zero combinations.
+        hierarchies : dict of str to Hierarchy (or list of them), optional
+            Hierarchies of variables: the formula may then name their levels (a list of
+            hierarchies of one variable combines their levels).
 
         Examples
         --------
@@ -154,6 +166,12 @@ class Publication:
         (6, 6)
         >>> pub.cells().values.tolist()[:3]
         [['Total', 'Total'], ['x', 'Total'], ['y', 'Total']]
+
+        A hierarchy's levels are named in the formula; cells show the aggregate's code:
+
+        >>> h = Hierarchy.from_groups({"xy": ["x", "y"]}, ["x", "y"], level="both")
+        >>> Publication.from_formula(vs, "both*b", hierarchies={"a": h}).cells().values.tolist()[:2]
+        [['Total', 'Total'], ['xy', 'Total']]
 
         A table publishes its non-zero cells unless the zero combinations are asked for:
 
@@ -188,7 +206,17 @@ class Publication:
                     f"variable {v.name!r} has a category {total_label!r}, which is also the label of an aggregated "
                     "variable; pass another total_label."
                 )
-        crossings = _crossings_from(formula, names)
+        hier = _check_hierarchies(hierarchies, variables)
+        terms = _terms(variables, hier)
+        crossings = _crossings_from(formula, list(terms))
+        for c in crossings:
+            used = [terms[t][0] for t in c]
+            if len(set(used)) != len(used):
+                dup = next(v for v in used if used.count(v) > 1)
+                raise InvalidArgumentError(
+                    f"crossing {list(c)} names variable {dup!r} twice (through its levels); a crossing takes one level "
+                    "of each variable."
+                )
         shape = [v.size for v in variables]
         n_cells = math.prod(shape)
         if zeros is not None and not isinstance(zeros, (bool, np.bool_)):
@@ -224,17 +252,20 @@ class Publication:
         n = idx.shape[0]
         arange = np.arange(n, dtype=np.int64)
         for k, c in enumerate(crossings):
-            pos = [names.index(v) for v in c]
-            keys = ravel(codes[:, pos], [shape[p] for p in pos]) if pos else np.zeros(n, dtype=INDEX_DTYPE)
+            if all(terms[t][2] is None for t in c):
+                pos = [names.index(v) for v in c]
+                keys = ravel(codes[:, pos], [shape[p] for p in pos]) if pos else np.zeros(n, dtype=INDEX_DTYPE)
+                r = arange
+            else:
+                r, keys = _expand(codes, [(names.index(terms[t][0]), terms[t][1], terms[t][2]) for t in c])
             uniq, inv = np.unique(keys, return_inverse=True)
-            rows.append(arange)
+            rows.append(r)
             cols.append(offset + inv.reshape(-1))
             crossing_of.append(np.full(uniq.shape[0], k, dtype=np.int64))
             margin_of.append(uniq)
             offset += uniq.shape[0]
-        X = sp.csr_matrix(
-            (np.ones(n * len(crossings)), (np.concatenate(rows), np.concatenate(cols))), shape=(n, offset)
-        )
+        all_rows = np.concatenate(rows)
+        X = sp.csr_matrix((np.ones(all_rows.shape[0]), (all_rows, np.concatenate(cols))), shape=(n, offset))
         return cls(
             variables=tuple(variables),
             crossings=crossings,
@@ -243,6 +274,7 @@ class Publication:
             margin_index=_ro(np.concatenate(margin_of).astype(INDEX_DTYPE)),
             X=X,
             total_label=total_label,
+            hierarchies=hier,
         )
 
     from_crossings = from_formula
@@ -302,22 +334,33 @@ class Publication:
             return np.asarray(X.T @ y.astype(np.int64)).reshape(-1)
         return np.asarray(self.X.T @ y.astype(np.float64)).reshape(-1)
 
+    @property
+    def is_hierarchical(self) -> bool:
+        """True when some crossing names a level of a hierarchy."""
+        return bool(self.hierarchies)
+
+    def term_labels(self, term: str) -> tuple[str, np.ndarray]:
+        """The variable a crossing's term belongs to, and the labels of its cells (categories or codes)."""
+        for v in self.variables:
+            if term == v.name:
+                return v.name, np.asarray(list(v.categories) + [None], dtype=object)[:-1]
+        for var, h in self.hierarchies.items():
+            if term in h.levels:
+                return var, np.asarray(list(h.levels[term]) + [None], dtype=object)[:-1]
+        raise InvalidArgumentError(f"{term!r} is neither a variable nor a hierarchy level of {self!r}.")
+
     def cells(self) -> pd.DataFrame:
-        """The published cells in long format: one column per variable, ``Total`` where aggregated."""
-        data = {}
-        shape = [v.size for v in self.variables]
-        names = self.names
-        for j, v in enumerate(self.variables):
-            col = np.full(self.n_published, self.total_label, dtype=object)
-            cats = np.asarray(list(v.categories) + [None], dtype=object)[:-1]
-            for k, c in enumerate(self.crossings):
-                if v.name not in c:
-                    continue
-                sel = self.crossing == k
-                sub_shape = [shape[names.index(w)] for w in c]
-                codes = unravel(self.margin_index[sel], sub_shape)[:, c.index(v.name)]
-                col[sel] = cats[codes]
-            data[v.name] = col
+        """The published cells in long format: one column per variable (a category, an aggregate's code, or ``Total``)."""
+        labels = {t: self.term_labels(t) for c in self.crossings for t in c}
+        data = {v.name: np.full(self.n_published, self.total_label, dtype=object) for v in self.variables}
+        for k, c in enumerate(self.crossings):
+            if not c:
+                continue
+            sel = self.crossing == k
+            sub = unravel(self.margin_index[sel], [labels[t][1].shape[0] for t in c])
+            for i, t in enumerate(c):
+                var, labs = labels[t]
+                data[var][sel] = labs[sub[:, i]]
         return pd.DataFrame(data)
 
     def frame(self, values: Any, name: str = "count") -> pd.DataFrame:
@@ -367,6 +410,8 @@ class Publication:
 
     def margin_table(self, values: Any, crossing: Sequence[str]) -> CountTable:
         """The published cells of one (non-empty) crossing as a CountTable (for IPF targets)."""
+        if self.is_hierarchical:
+            raise InvalidArgumentError("margin_table is defined for publications of variables only; use X for hierarchical ones.")
         c = tuple(crossing)
         k = [i for i, cc in enumerate(self.crossings) if frozenset(cc) == frozenset(c)]
         if not k or not c:
@@ -392,6 +437,8 @@ class Publication:
         vals = np.asarray(values, dtype=np.float64)
         if vals.shape != (self.n_published,) or not np.all(np.isfinite(vals)):
             return math.inf
+        if self.is_hierarchical:
+            return _residual_of_best_fit(self.X, vals)
         gen = self.generating_crossings()
         names = self.names
         shape = {v.name: v.size for v in self.variables}
@@ -444,6 +491,72 @@ def publication_for(table: CountTable, spec: Any, *, zeros: bool | None = None) 
         spec._check_table(table)
         return spec
     return Publication.from_formula(table, spec, zeros=zeros)
+
+
+def _check_hierarchies(hierarchies: Any, variables: Sequence[Variable]) -> dict[str, Hierarchy]:
+    if hierarchies is None:
+        return {}
+    if not isinstance(hierarchies, Mapping):
+        raise InvalidArgumentError(f"hierarchies must be a dict such as {{'geo': Hierarchy}}. Got {type(hierarchies).__name__}.")
+    names = [v.name for v in variables]
+    out: dict[str, Hierarchy] = {}
+    for var, h in hierarchies.items():
+        if var not in names:
+            raise InvalidArgumentError(f"hierarchies names unknown variable {var!r}; the table has variables {names}.")
+        hs = [h] if isinstance(h, Hierarchy) else list(h)
+        if not hs or not all(isinstance(x, Hierarchy) for x in hs):
+            raise InvalidArgumentError(f"the hierarchy of {var!r} must be a cellsafe.Hierarchy (or a list of them).")
+        out[var] = hs[0] if len(hs) == 1 else Hierarchy.combine(*hs)
+    return out
+
+
+def _terms(variables: Sequence[Variable], hier: Mapping[str, Hierarchy]) -> dict[str, tuple[str, int, sp.csr_matrix | None]]:
+    """Every name a formula may use: variable -> (variable, size, None); level -> (variable, n codes, membership)."""
+    terms: dict[str, tuple[str, int, sp.csr_matrix | None]] = {v.name: (v.name, v.size, None) for v in variables}
+    by_name = {v.name: v for v in variables}
+    for var, h in hier.items():
+        for level in h.levels:
+            if level in terms:
+                raise InvalidArgumentError(
+                    f"level {level!r} of the hierarchy of {var!r} has the name of a variable or of another level; rename it."
+                )
+            M = h.membership(level, by_name[var].categories).tocsr()
+            terms[level] = (var, M.shape[1], M)
+    return terms
+
+
+def _expand(codes: np.ndarray, parts: list[tuple[int, int, sp.csr_matrix | None]]) -> tuple[np.ndarray, np.ndarray]:
+    """(inner row, cell key) pairs of a crossing whose terms may be hierarchy levels.
+
+    ``parts`` holds, per term, the variable's column in ``codes``, the term's number of cells and
+    its membership matrix (None for the variable itself).  An inner cell counts once per aggregate
+    of each level that holds its category (none, one, or several when aggregates overlap): the
+    pairs are repeated accordingly, without a Python loop over cells.
+    """
+    n = codes.shape[0]
+    r = np.arange(n, dtype=np.int64)
+    key = np.zeros(n, dtype=INDEX_DTYPE)
+    for p, size, M in parts:
+        col = codes[r, p]
+        if M is None:
+            key = key * size + col
+            continue
+        cnt = np.diff(M.indptr)[col]
+        first = M.indptr[col]
+        r = np.repeat(r, cnt)
+        key = np.repeat(key, cnt)
+        within = np.arange(r.shape[0]) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        key = key * size + M.indices[np.repeat(first, cnt) + within]
+    return r, key
+
+
+def _residual_of_best_fit(X: sp.csr_matrix, z: np.ndarray) -> float:
+    """Largest |z - X^T y| at the least-squares y: 0 (to rounding) exactly when z is additive."""
+    from scipy.sparse.linalg import lsqr
+
+    scale = max(1.0, float(np.max(np.abs(z)))) if z.size else 1.0
+    y = lsqr(X.T.tocsr(), z / scale, atol=1e-14, btol=1e-14, iter_lim=20 * X.shape[0] + 100)[0]
+    return float(np.max(np.abs(X.T @ y - z / scale))) * scale if z.size else 0.0
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

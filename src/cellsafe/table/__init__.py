@@ -15,10 +15,12 @@ from ._flat import (
 )
 from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, encode_cells
 from ._variable import Variable
+from .hierarchy import Hierarchy
 
 __all__ = [
     "CountTable",
     "Variable",
+    "Hierarchy",
     "check_table",
     "check_same_variables",
     "DEFAULT_MAX_DENSE_CELLS",
