@@ -108,6 +108,7 @@ def aggregate_with_keys(
         raise InvalidArgumentError(f"The 'n_keys' parameter of aggregate_with_keys must be a positive integer. Got {n_keys!r}.")
     con = _connect()
     try:
+        con.execute("SET enable_progress_bar = false")  # long scans would draw a bar on the terminal
         if _is_path(source):
             src = source_sql(source)
             where = repr(str(source))
