@@ -262,3 +262,15 @@ def test_secure_integers_are_uniform_in_range():
     assert stats.chisquare(np.bincount(x, minlength=6)).pvalue > 1e-6
     big = src.integers(0, np.array([2**62, 3, 1]), size=3, dtype=np.int64)
     assert big[1] < 3 and big[2] == 0
+
+
+@pytest.mark.parametrize("dist", [DiscreteLaplace(0.7), DiscreteGaussian(0.8), DiscreteGaussian(3.0), DiscreteGaussian(300.0)])
+def test_log_tails_continue_where_tails_underflow(dist):
+    x = np.arange(0, 40_000)
+    with np.errstate(divide="ignore"):
+        direct = np.log(dist.sf(x))
+    log_sf = dist.logsf(x)
+    ok = np.isfinite(direct) & (direct > -700)
+    assert log_sf[ok] == pytest.approx(direct[ok], rel=1e-11)
+    assert np.all(np.isfinite(log_sf)) and np.all(np.diff(log_sf) < 0)
+    assert dist.logcdf(-x - 1) == pytest.approx(log_sf, rel=1e-12)

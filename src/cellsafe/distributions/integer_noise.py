@@ -113,6 +113,26 @@ class _IntegerNoise(Configurable):
         out[np.isposinf(x)] = 0.0
         return out
 
+    def _logsf_floor(self, x: np.ndarray) -> np.ndarray:
+        out = np.empty(x.shape)
+        pos = x >= 0
+        out[pos] = self._log_upper_tail(x[pos] + 1.0)
+        neg = ~pos & np.isfinite(x)
+        out[neg] = np.log1p(-np.exp(self._log_upper_tail(-x[neg])))
+        out[np.isneginf(x)] = 0.0
+        out[np.isposinf(x)] = -np.inf
+        return out
+
+    def logsf(self, x: Any) -> Any:
+        """log P(X > x), finite far beyond where P(X > x) underflows."""
+        arr, _, scalar = _integer_array(x, f"{type(self).__name__}.logsf")
+        return _out(self._logsf_floor(np.floor(arr)), scalar)
+
+    def logcdf(self, x: Any) -> Any:
+        """log P(X <= x) = log P(X > -floor(x) - 1)."""
+        arr, _, scalar = _integer_array(x, f"{type(self).__name__}.logcdf")
+        return _out(self._logsf_floor(-np.floor(arr) - 1.0), scalar)
+
     def sf(self, x: Any) -> Any:
         """P(X > x), computed directly (never as 1 - cdf)."""
         arr, _, scalar = _integer_array(x, f"{type(self).__name__}.sf")
@@ -369,9 +389,14 @@ class DiscreteGaussian(_IntegerNoise):
         if s < 100.0:
             x, g = self._direct_grid()
             tail = np.cumsum(g[::-1])[::-1]  # smallest terms first
-            idx = np.minimum(m, x.size).astype(np.int64)
-            with np.errstate(divide="ignore"):
-                return np.log(np.append(tail, 0.0)[idx]) - log_z
+            # where the grid's terms underflow, sum in log space instead (below)
+            near = m < x.size
+            near[near] = tail[np.minimum(m[near], x.size - 1).astype(np.int64)] > 1e-280
+            out = np.empty(m.shape)
+            out[near] = np.log(tail[m[near].astype(np.int64)]) - log_z
+            if not near.all():
+                out[~near] = self._log_far_tail(m[~near]) - log_z
+            return out
         u = m / s
         he1, he3, he5 = u, u**3 - 3 * u, u**5 - 10 * u**3 + 15 * u
         bracket = (
@@ -382,6 +407,18 @@ class DiscreteGaussian(_IntegerNoise):
             + he5 / (30240.0 * s**5)
         )
         return -(u**2) / 2.0 + np.log(bracket) - log_z
+
+    def _log_far_tail(self, m: np.ndarray) -> np.ndarray:
+        """log sum_{y >= m} exp(-y^2 / (2 sigma^2)) for m beyond ~37 sigma, in log space.
+
+        With y = m + d the sum is exp(-m^2 / (2 sigma^2)) sum_d exp(-(2 m d + d^2) / (2 sigma^2)),
+        whose terms fall by at least exp(-m / sigma^2) each: 40 sigma^2 / m + 2 of them suffice.
+        """
+        s2 = self.sigma2
+        n_terms = int(math.ceil(40.0 * s2 / max(float(m.min()), 1.0))) + 2
+        d = np.arange(n_terms, dtype=np.float64)
+        inner = special.logsumexp(-(2.0 * m[:, None] * d[None, :] + d[None, :] ** 2) / (2.0 * s2), axis=1)
+        return -(m**2) / (2.0 * s2) + inner
 
     def var(self) -> float:
         """Var[X] = E[X^2], by the dual (theta) series for sigma >= 1 and the direct sum below."""

@@ -75,6 +75,13 @@ class _ClampedNoise(CellwiseMechanism):
         kf = np.floor(k)
         return np.where(kf < 0, 1.0, self._noise.sf(np.maximum(kf, 0.0) - j))
 
+    def transition_logpmf(self, k: Any, j: Any) -> np.ndarray:
+        """log P(released = k | original = j), finite where the probability underflows."""
+        k, j = _grid(k, j)
+        integer = (k == np.floor(k)) & (k >= 0)
+        out = np.where(integer & (k > 0), self._noise.logpmf(np.where(integer, k - j, 0.0)), -np.inf)
+        return np.where(k == 0, self._noise.logcdf(-j), out)
+
     def _check_sample_table(self, table: CountTable) -> None:
         _integer_table(table, type(self).__name__)
 
