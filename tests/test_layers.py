@@ -18,6 +18,7 @@ LAYERS = [
     {"published"},
     {"fitting"},
     {"mechanisms", "dp", "datasets"},
+    {"synthesis"},
     {"metrics"},
     {"apriori"},
     {"tuning"},

@@ -10,14 +10,28 @@ The public names:
 - mechanisms: :class:`SaturatedSynthesizer`, :class:`LogLinearSynthesizer`,
   :class:`MultinomialDirichletSynthesizer`, :class:`PoissonGammaSynthesizer`,
   :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
+- microdata: :class:`SequentialSynthesizer` (records with categories and numbers)
 - published tables: :class:`Publication`, :class:`PTable`, :class:`CellKeyMethod`,
   :class:`SmallCountRounding`
 - submodules: :mod:`~cellsafe.apriori`, :mod:`~cellsafe.metrics`, :mod:`~cellsafe.fitting`,
   :mod:`~cellsafe.tuning`, :mod:`~cellsafe.dp`, :mod:`~cellsafe.datasets`, :mod:`~cellsafe.formula`,
-  :mod:`~cellsafe.published`, :mod:`~cellsafe.report` (figures, loaded on first use)
+  :mod:`~cellsafe.published`, :mod:`~cellsafe.synthesis`, :mod:`~cellsafe.report` (figures, loaded on first use)
 """
 
-from . import apriori, datasets, distributions, dp, exceptions, fitting, formula, mechanisms, metrics, published, tuning
+from . import (
+    apriori,
+    datasets,
+    distributions,
+    dp,
+    exceptions,
+    fitting,
+    formula,
+    mechanisms,
+    metrics,
+    published,
+    synthesis,
+    tuning,
+)
 from .distributions import GAF, NBI, PIG, Poisson
 from .dp import BudgetExceededError, PrivacyAccountant
 from .exceptions import CellsafeError, DataError, InvalidArgumentError, TableTooLargeError
@@ -34,6 +48,7 @@ from .mechanisms import (
     SmallCountRounding,
 )
 from .published import Publication
+from .synthesis import SequentialSynthesizer
 from .table import CountTable, Hierarchy, Variable
 
 __version__ = "0.1.0"
@@ -62,6 +77,8 @@ __all__ = [
     "SmallCountRounding",
     "Publication",
     "PrivacyAccountant",
+    # microdata
+    "SequentialSynthesizer",
     # errors
     "CellsafeError",
     "DataError",
@@ -78,6 +95,7 @@ __all__ = [
     "mechanisms",
     "metrics",
     "published",
+    "synthesis",
     "apriori",
     "tuning",
     "report",
