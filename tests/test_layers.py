@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cellsafe"
 
 # Lowest first.  A module may import its own layer and any layer before it.
 LAYERS = [
-    {"exceptions", "_validation", "_random", "_frames", "_blas"},
+    {"exceptions", "_validation", "_random", "_frames", "_blas", "_params", "_registry", "_results"},
     {"io"},
     {"table", "formula"},
     {"distributions"},
@@ -23,6 +23,7 @@ LAYERS = [
     {"apriori"},
     {"tuning"},
     {"report"},
+    {"engines"},
     {"cli"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
