@@ -5,7 +5,8 @@
 - differentially private synthesizers (004): :class:`MultinomialDirichletSynthesizer`,
   :class:`PoissonGammaSynthesizer` (and the shortcut :class:`PoissonGammaMultinomialSynthesizer`,
   which carries no epsilon)
-- published tables (001): :class:`PTable`, :class:`CellKeyMethod`, :class:`SmallCountRounding`
+- published tables (001): :class:`PTable`, :class:`CellKeyMethod`, :class:`SmallCountRounding`,
+  :class:`CellSuppression` (primary rules, secondary suppression by Gaussian elimination)
 - differentially private noise per cell: :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
 """
 
@@ -18,6 +19,8 @@ from .poisson_gamma import PoissonGammaMultinomialSynthesizer, PoissonGammaSynth
 from .ptable import PTable
 from .rounding import SmallCountRounding, round_small_counts
 from .saturated import SaturatedSynthesizer
+from .suppression import CellSuppression, suppress_cells
+from ._primary import Rule, parse_rule
 from ._spec import make_mechanism, mechanism_family, mechanism_names, mechanism_spec, parse_spec
 
 __all__ = [
@@ -40,5 +43,9 @@ __all__ = [
     "PoissonGammaSynthesizer",
     "SaturatedSynthesizer",
     "SmallCountRounding",
+    "CellSuppression",
+    "suppress_cells",
+    "Rule",
+    "parse_rule",
     "round_small_counts",
 ]

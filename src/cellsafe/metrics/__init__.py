@@ -5,12 +5,13 @@
 - specific utility (log-linear models): :func:`specific_utility`, :func:`ci_overlap`,
   :func:`compare_intervals` (same sign, significance, overlap), combining rules
   :func:`combine_fully_synthetic` and :func:`combine_partially_synthetic`
-- published tables (001): :func:`disclosure_probabilities`, :func:`disclosure_risk`, :func:`f_beta_risk`,
+- published tables (001): :func:`audit_suppression` (attacker's intervals of suppressed cells), :func:`disclosure_probabilities`, :func:`disclosure_risk`, :func:`f_beta_risk`,
   and :func:`compare_published` (the fair comparison of protected publications)
 - records: the :mod:`cellsafe.metrics.microdata` subpackage
 """
 
 from . import microdata
+from ._audit import SuppressionAudit, audit_suppression
 from ._disclosure import (
     DisclosureProbabilities,
     DisclosureRisk,
@@ -25,6 +26,8 @@ from ._tables import TableMetrics, empirical_tau, table_metrics, tau
 from .specific import SpecificUtility, specific_utility
 
 __all__ = [
+    "SuppressionAudit",
+    "audit_suppression",
     "CombinedEstimate",
     "DisclosureProbabilities",
     "DisclosureRisk",

@@ -48,6 +48,10 @@ class PublishedTable(Result):
         perturb other publications of the same data consistently; None when keys were supplied.
     n_iter : int, optional
         Iterations of an iterative method.
+    suppression : ndarray of str, optional
+        Per published cell ``'primary'``, ``'secondary'`` or ``''`` (cell suppression).
+    measure : str
+        What the cells hold: ``'count'``, or the summed variable of a magnitude table.
     """
 
     publication: Publication = field(repr=False)
@@ -60,6 +64,8 @@ class PublishedTable(Result):
     cell_keys: np.ndarray | None = field(default=None, repr=False)
     record_keys: np.ndarray | None = field(default=None, repr=False)
     n_iter: int | None = None
+    suppression: np.ndarray | None = field(default=None, repr=False)
+    measure: str = "count"
 
     # ------------------------------------------------------------------ counts
     @property
@@ -86,14 +92,17 @@ class PublishedTable(Result):
     def to_frame(self, details: bool = False) -> pd.DataFrame:
         """Published cells in long format: the variables ('Total' where aggregated) and ``count``.
 
-        With ``details``, also ``original`` and (cell key method) ``cell_key``.
+        With ``details``, also ``original`` and (cell key method) ``cell_key``.  Cell suppression
+        adds a ``suppression`` column: ``primary``, ``secondary`` or empty.
         """
         out = self.publication.cells()
         if details:
             out["original"] = self.original
             if self.cell_keys is not None:
                 out["cell_key"] = self.cell_keys
-        out["count"] = self.released
+        out[self.measure] = self.released
+        if self.suppression is not None:
+            out["suppression"] = self.suppression
         return out
 
     def inner_table(self) -> CountTable:
@@ -146,6 +155,9 @@ class PublishedTable(Result):
             out["total_difference"] = int(self.inner_released.sum() - self.inner_original.sum())
         if self.n_iter is not None:
             out["n_iter"] = self.n_iter
+        if self.suppression is not None:
+            out["n_primary"] = int(np.sum(self.suppression == "primary"))
+            out["n_secondary"] = int(np.sum(self.suppression == "secondary"))
         return out
 
     def frequencies(self, top: int = 6) -> pd.DataFrame:
