@@ -4,6 +4,12 @@ The exact synthesizer (negative binomials conditioned on their sum, by rejection
 implicate against the shortcut "posterior rates, then a multinomial" (a different mechanism with no
 privacy claim, the cheapest possible draw on the same cells) measured in the same run; the
 multinomial-Dirichlet synthesizer is shown too.  Target (issue 7): under 1 s per implicate.
+
+The exact integer noise samplers (discrete Laplace and discrete Gaussian, Canonne, Kamath and
+Steinke 2020, in 64-bit integer arithmetic) are timed against the physical floor: numpy's
+floating-point draws of the same size (two geometric draws for the two-sided geometric, one Laplace
+or normal draw), which carry no exactness and no privacy claim.  ``python bench_dp.py noise``
+runs only that part.
 """
 
 from __future__ import annotations
@@ -17,9 +23,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _timing import best_time  # noqa: E402
 from dp_simulation import TOTAL, _tables, county_data  # noqa: E402
 
 from cellsafe import CountTable  # noqa: E402
+from cellsafe.distributions import DiscreteGaussian, DiscreteLaplace  # noqa: E402
 from cellsafe.mechanisms.dirichlet import MultinomialDirichletSynthesizer  # noqa: E402
 from cellsafe.mechanisms.poisson_gamma import (  # noqa: E402
     PoissonGammaMultinomialSynthesizer,
@@ -65,6 +73,7 @@ def main() -> None:
             )
     print("target: exact Poisson-gamma under 1 s per implicate")
     _large()
+    noise()
 
 
 def _large(n_cells: int = 1_000_000, total: int = 1_000_000) -> None:
@@ -88,5 +97,28 @@ def _large(n_cells: int = 1_000_000, total: int = 1_000_000) -> None:
     )
 
 
+def noise(n: int = 1_000_000) -> None:
+    """Exact integer noise against numpy's floating-point draws of the same size (the physical floor)."""
+    print(f"exact noise samplers, {n:,} draws (numpy {np.__version__}); floor = numpy floating-point draws")
+    print(f"{'sampler':>30s} {'exact s':>8s} {'floor s':>8s} {'exact/floor':>12s}")
+    gen = np.random.default_rng(0)
+    for eps in (1e-10, 1e-3, 1.0, 50.0):
+        d = DiscreteLaplace.for_epsilon(eps)
+        p = -np.expm1(-eps)
+        t_exact, _ = best_time(lambda d=d: d.sample(n, rng=gen))
+        t_floor, _ = best_time(lambda p=p: gen.geometric(p, n) - gen.geometric(p, n))
+        print(f"{'discrete Laplace eps=' + format(eps, 'g'):>30s} {t_exact:8.3f} {t_floor:8.3f} {t_exact / t_floor:12.1f}")
+    t_lap, _ = best_time(lambda: gen.laplace(0.0, 1.0, n))
+    print(f"{'(numpy laplace, for scale)':>30s} {'':>8s} {t_lap:8.3f}")
+    for sigma in (0.5, 1.0, 10.0, 1e3, 1e9):
+        d = DiscreteGaussian(sigma)
+        t_exact, _ = best_time(lambda d=d: d.sample(n, rng=gen))
+        t_floor, _ = best_time(lambda s=sigma: np.rint(gen.normal(0.0, s, n)).astype(np.int64))
+        print(f"{'discrete Gaussian sigma=' + format(sigma, 'g'):>30s} {t_exact:8.3f} {t_floor:8.3f} {t_exact / t_floor:12.1f}")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["noise"]:
+        noise()
+    else:
+        main()

@@ -180,16 +180,18 @@ def bernoulli_exp_fraction(
         (np.broadcast_to(np.asarray(n, np.int64), (size,)), d if np.ndim(d) == 0 else np.asarray(d, np.int64))
         for n, d in factors
     ]
-    out = np.zeros(size, dtype=bool)
-    active = np.arange(size)
-    k = 1
+    # round K = 1 over every row without index arrays (the bulk of the work)
+    a = np.ones(size, dtype=bool)
+    for num, den in facs:
+        a &= gen.integers(0, den, size=size, dtype=np.int64) < num
+    out = np.ones(size, dtype=bool)  # stopping at K = 1 (odd) returns 1
+    active = np.flatnonzero(a)
+    k = 2
     while active.size:
-        a = np.ones(active.size, dtype=bool)
+        a = gen.integers(0, k, size=active.size, dtype=np.int64) == 0
         for num, den in facs:
             high = den if np.ndim(den) == 0 else den[active]
             a &= gen.integers(0, high, size=active.size, dtype=np.int64) < num[active]
-        if k > 1:
-            a &= gen.integers(0, k, size=active.size, dtype=np.int64) == 0
         out[active[~a]] = k % 2 == 1
         active = active[a]
         k += 1
