@@ -195,6 +195,44 @@ def fit_multinomial(codes: np.ndarray, n_codes: int, x: np.ndarray, *, tol: floa
         method="L-BFGS-B",
         options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-9 * n},
     )
+    theta, nll, n_iter = res.x, float(res.fun), int(res.nit)
+    if p * (k - 1) <= _NEWTON_MAX:
+        # L-BFGS stops on relative change; a few Newton steps reach the maximum itself
+        for _ in range(10):
+            step = _newton_step(xs, y, theta, p, k)
+            cand = theta - step
+            nll_cand = objective(cand)[0]
+            if not np.isfinite(nll_cand) or nll_cand > nll:
+                break
+            theta, n_iter = cand, n_iter + 1
+            done = nll - nll_cand <= 1e-13 * (abs(nll) + 1.0)
+            nll = nll_cand
+            if done:
+                break
     b = np.zeros((p, k))
-    b[:, 1:] = res.x.reshape(p, k - 1) / scale[:, None]
-    return MultinomialModel(b, bool(res.success), int(res.nit), -float(res.fun))
+    b[:, 1:] = theta.reshape(p, k - 1) / scale[:, None]
+    return MultinomialModel(b, bool(res.success), n_iter, -nll)
+
+
+# Newton polishing of the multinomial fit up to this many free coefficients.
+_NEWTON_MAX = 300
+
+
+def _newton_step(x: np.ndarray, y: np.ndarray, theta: np.ndarray, p: int, k: int) -> np.ndarray:
+    """Newton step ``H^-1 g`` of the multinomial negative log-likelihood in ``beta_1 .. beta_{K-1}``."""
+    b = np.zeros((p, k))
+    b[:, 1:] = theta.reshape(p, k - 1)
+    prob = _softmax(x @ b)[:, 1:]
+    grad = (x.T @ (prob - y[:, 1:])).ravel()
+    hess = np.empty((p, k - 1, p, k - 1))
+    for a in range(k - 1):
+        for c in range(a, k - 1):
+            w = prob[:, a] * ((a == c) - prob[:, c])
+            block = x.T @ (x * w[:, None])
+            hess[:, a, :, c] = block
+            hess[:, c, :, a] = block.T
+    hess = hess.reshape(p * (k - 1), p * (k - 1))
+    try:
+        return np.linalg.solve(hess, grad)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(hess, grad, rcond=None)[0]
