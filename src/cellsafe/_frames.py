@@ -1,4 +1,5 @@
-"""Frame interchange: accept pandas, polars and pyarrow tables wherever a DataFrame is expected."""
+"""Frame interchange: accept pandas, polars and pyarrow tables wherever a DataFrame is expected,
+and give the metric frames shared by empirical and a priori results one JSON shape."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pandas as pd
 
 from .exceptions import InvalidArgumentError
 
-__all__ = ["as_pandas"]
+__all__ = ["as_pandas", "tau_dict", "within_dict"]
 
 
 def as_pandas(obj: Any, name: str = "data") -> pd.DataFrame:
@@ -23,3 +24,13 @@ def as_pandas(obj: Any, name: str = "data") -> pd.DataFrame:
     raise InvalidArgumentError(
         f"{name} must be a pandas DataFrame, a polars DataFrame or a pyarrow Table. Got {type(obj).__name__} instead."
     )
+
+
+def tau_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """A tau frame indexed by k as JSON: {"k": {"tau1": ..., ...}}."""
+    return {str(int(k)): {c: float(frame.at[k, c]) for c in frame.columns} for k in frame.index}
+
+
+def within_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """A 'within p%' frame indexed by p as JSON: {"all": {"50": ...}, "nonzero": {...}}."""
+    return {col: {f"{float(p):g}": float(v) for p, v in frame[col].items()} for col in frame.columns}

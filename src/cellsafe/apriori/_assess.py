@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._frames import tau_dict, within_dict
+from .._results import Result
 from .._validation import check_integer, check_real
 from ..exceptions import InvalidArgumentError
 from ..mechanisms import CellwiseMechanism
-from ..metrics._tables import _tau_dict, _within_dict
 from ._risk import _tau_frame
 from ._rows import TAIL_TOL, _moments
 from ._sizes import DEFAULT_K, DEFAULT_P, _check_counts, _check_mechanism, _check_percentages, cell_sizes
@@ -19,7 +20,7 @@ from ._utility import ExpectedHellinger, SquaredError, TotalDistribution, _helli
 
 
 @dataclass(frozen=True)
-class Assessment:
+class Assessment(Result):
     """A priori risk and utility of a mechanism on a cell-size distribution.
 
     Attributes
@@ -56,7 +57,7 @@ class Assessment:
         out: dict[str, Any] = {
             "mechanism": self.mechanism,
             "n_cells": int(self.n_cells) if float(self.n_cells).is_integer() else self.n_cells,
-            "tau": _tau_dict(self.tau),
+            "tau": tau_dict(self.tau),
             "expected_squared_error": self.squared_error.per_implicate,
             "expected_squared_error_mean_of_implicates": self.squared_error.mean_of_implicates,
             "m": self.squared_error.m,
@@ -68,12 +69,19 @@ class Assessment:
                 "sd": tot.sd,
                 "prob_within": {_num_key(d): tot.prob_within(d) for d in self.d},
             },
-            "within_p": _within_dict(self.within),
+            "within_p": within_dict(self.within),
         }
         if self.hellinger is not None:
             out["expected_hellinger_distance"] = self.hellinger.distance
             out["expected_hellinger_utility"] = self.hellinger.utility
         return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """The risk table: tau1..tau4 by k (a copy of :attr:`tau`)."""
+        return self.tau.copy()
+
+    def _title(self) -> str:
+        return f"A priori assessment of {self.mechanism}"
 
     def summary(self) -> str:
         """A plain-text report."""

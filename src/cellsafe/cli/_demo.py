@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from ..datasets import esc_like
     from ..distributions import NBI
     from ..io import write_frame
-    from ..io._atomic import ensure_writable_dir
+    from ..io import ensure_writable_dir
     from ..mechanisms.saturated import SaturatedSynthesizer
 
     synth = SaturatedSynthesizer(NBI(sigma=args.sigma))

@@ -12,7 +12,7 @@ import numpy as np
 from ..dp import PrivacyAccountant
 from ..exceptions import DataError, InvalidArgumentError
 from ..io import atomic_path, read_frame, write_frame
-from ..io._atomic import ensure_writable_dir
+from ..io import ensure_writable_dir
 from ..mechanisms.dirichlet import MultinomialDirichletSynthesizer
 from ..mechanisms.poisson_gamma import PoissonGammaSynthesizer
 from ..table import CountTable

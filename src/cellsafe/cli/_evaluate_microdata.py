@@ -79,45 +79,26 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _text(summary: dict[str, Any]) -> str:
-    u, r = summary["utility"], summary["risk"]
-    lines = [
-        "General utility (mean over implicates)",
-        f"  propensity model      {u['method']} ({u['n_params']} parameters)",
-        f"  pMSE                  {u['pmse']:.6g}",
-        f"  pMSE ratio            {u['pmse_ratio']:.4g}   (1 = indistinguishable)",
-        f"  SPECKS                {u['specks']:.4f}",
-        f"  AUC (held-out)        {u['auc']:.4f}   (0.5 = indistinguishable)",
-    ]
-    for name, t in u["tables"].items():
-        lines.append(f"  {name:<8} tables      {t['n_tables']:>4}: mean S_pMSE {t['mean_S_pMSE']:.4g}, mean S_FT {t['mean_S_FT']:.4g}")
-    if u["bivariate"]["correlation_mae"] is not None:
-        lines.append(f"  correlation MAE       {u['bivariate']['correlation_mae']:.4f}")
-    if u["bivariate"]["cramers_v_mae"] is not None:
-        lines.append(f"  Cramer's V MAE        {u['bivariate']['cramers_v_mae']:.4f}")
-    if "regression" in u:
-        g = u["regression"]
-        lines.append(f"  regression {g['formula']}: mean CI overlap {g['mean_overlap']:.4f}, SSO {g['sso_share']:.2%}")
-    if "DiSCO" in r:
-        lines += [
-            f"Disclosure risk: keys {', '.join(r['keys'])}; target {r['target']} (shares of original records)",
-            f"  unique in original    UiO   {r['UiO']:.4f}",
-            f"  replicated uniques    repU  {r['repU']:.4f}",
-            f"  disclosive, original  DiO   {r['DiO']:.4f}",
-            f"  disclosive, synthetic DiS   {r['DiS']:.4f}",
-            f"  DiSCO                       {r['DiSCO']:.4f}   (chance level {r['DiSCO_chance']:.4f})",
-            f"  TCAP                        {r['TCAP']:.4f}",
-        ]
-    if "dcr" in r:
-        d = r["dcr"]
-        lines += [
-            "Distance to closest record (synthetic -> original vs holdout)",
-            f"  exact copies          {d['share_exact_original']:.4f} vs {d['share_exact_holdout']:.4f}",
-            f"  closer to original    {d['share_closer_to_original']:.4f}   (0.5 expected)",
-        ]
-    if "membership" in r:
-        lines.append(f"Membership inference AUC {r['membership']['auc']:.4f}   (0.5 = no information)")
-    return "\n".join(lines)
+def _align_number_columns(frames: list[Any]) -> None:
+    """Read a column as numbers in every file when it is numbers in one and number-like text in another.
+
+    A CSV's types are inferred from its text while a Parquet file stores them, so the same column can
+    arrive as integers from one file and as text ("39") from another; compared as categories, no
+    value would match.
+    """
+    import pandas as pd
+
+    shared = set(frames[0].columns).intersection(*(f.columns for f in frames[1:]))
+    for col in shared:
+        kinds = [pd.api.types.is_numeric_dtype(f[col]) and not pd.api.types.is_bool_dtype(f[col]) for f in frames]
+        if all(kinds) or not any(kinds):
+            continue
+        try:
+            converted = [f[col] if k else pd.to_numeric(f[col], errors="raise") for f, k in zip(frames, kinds)]
+        except (TypeError, ValueError):
+            continue  # text that is not numbers stays categorical
+        for f, c in zip(frames, converted):
+            f[col] = c
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     original = read_frame(args.original)
     synthetic = [read_frame(p) for p in args.synthetic]
     holdout = read_frame(args.holdout) if args.holdout else None
+    _align_number_columns([original, *synthetic] + ([holdout] if holdout is not None else []))
     if args.categorical == "all":
         categorical = [str(c) for c in original.columns]
     ev = evaluate_microdata(
@@ -164,14 +146,14 @@ def run(args: argparse.Namespace) -> int:
     result = ev.to_dict()
     summary = _clean(result)
     if args.plot:
-        from ..report._microdata_plots import write_microdata_plots
+        from ..report import write_microdata_plots
 
         paths = write_microdata_plots(ev, original, synthetic[0], args.plot, columns, categorical=categorical)
         summary["plots"] = [str(p) for p in paths]
     if args.json:
         print_json(summary)
     else:
-        print(_text(result))
+        print(ev.summary())
         if args.plot:
             print("figures: " + ", ".join(summary["plots"]))
     return 0

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     )
     write_frame(result.points, args.output)
     if args.plot:
-        from ..report._figures import plot_frontier
+        from ..report import plot_frontier
 
         plot_frontier(result, path=args.plot)
     eff = result.efficient

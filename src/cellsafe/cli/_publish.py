@@ -1,15 +1,20 @@
-"""``cellsafe publish``: published cells of a formula, protected by the cell key method or small count rounding."""
+"""``cellsafe publish``: published cells of a formula (with hierarchies), protected by the cell key method, small
+count rounding or cell suppression."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
-from ..exceptions import InvalidArgumentError
+from ..exceptions import DataError, InvalidArgumentError
 from ..io import write_frame
 from ..mechanisms.cellkey import CellKeyMethod
 from ..mechanisms.ptable import PTable
 from ..mechanisms.rounding import SmallCountRounding
+from ..mechanisms.suppression import CellSuppression
 from ..published import Publication
+from ..table import CountTable, Hierarchy
 from ._common import EXAMPLES_FORMATTER, add_input_options, add_seed_option, load_table, parse_list, seed_from_args
 
 _EXAMPLES = """\
@@ -26,15 +31,26 @@ examples:
   cellsafe publish table.csv --variables party,age,sex --count n --formula "party*age + party*sex" \\
       --method scr --base 3 --seed 1 --output rounded.csv
 
+  # cell suppression over a three-level geography (tau-Argus hierarchy file), frequency rule
+  cellsafe publish people.csv --variables geo,sex,age --hierarchy geo=geo.hrc:region,district \\
+      --formula "region*sex + district*age" --method suppress --rule 'freq<=3' --output suppressed.csv
+
+  # a magnitude table of turnover, p% and frequency rules on enterprises (holdings)
+  cellsafe publish firms.parquet --variables nace,region --formula "nace*region" --method suppress \\
+      --value turnover --contributor firm_id --rule 'p%=15' --rule 'freq<=2' --output turnover.csv
+
 Writes the published cells in long format: the variables ('Total' where a cell aggregates) and 'count'
-(empty where the cell key method suppressed a cell).
+(empty where the cell key method suppressed a cell), or the summed value; cell suppression adds a 'suppression'
+column (primary, secondary or empty).  --hierarchy VAR=FILE[:LEVEL,...] reads a tau-Argus .hrc file (a leading '@'
+per level of depth) or a CSV of code,parent; its aggregate levels are named LEVEL,... from the top (default VAR1,
+VAR2, ...) and the formula names them like variables.
 """
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "publish",
-        help="protect the published cells of a formula (cell key method or small count rounding)",
+        help="protect the published cells of a formula (cell key method, small count rounding, cell suppression)",
         description="Build the published cells of a formula (totals, subtotals, crossings) and protect them "
         "with the cell key method or small count rounding (001 section 2).",
         epilog=_EXAMPLES,
@@ -43,7 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
     add_input_options(p)
     p.add_argument("--formula", required=True, metavar="F", help="published crossings in R notation, e.g. 'a*b + a*c'")
-    p.add_argument("--method", required=True, choices=("ckm", "scr"), help="cell key method or small count rounding")
+    p.add_argument("--method", required=True, choices=("ckm", "scr", "suppress"),
+                   help="cell key method, small count rounding or cell suppression")
+    p.add_argument("--hierarchy", action="append", default=[], metavar="VAR=FILE[:LEVELS]",
+                   help="hierarchy of a variable: a tau-Argus .hrc file or a CSV of code,parent (repeatable)")
     g = p.add_argument_group("cell key method")
     g.add_argument("--D", type=int, default=None, metavar="D", help="ptable: largest deviation (default 5)")
     g.add_argument("--V", type=float, default=None, metavar="V", help="ptable: noise variance (default 3)")
@@ -56,6 +75,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--base", type=int, default=3, help="rounding base (default 3)")
     r.add_argument("--zeros", action="store_true",
                    help="also round the empty combinations of the variables (R's extend0; default: non-zero cells only)")
+    c = p.add_argument_group("cell suppression")
+    c.add_argument("--rule", action="append", default=[], metavar="RULE",
+                   help="primary rule: 'freq<=3', 'p%%=15', 'nk(1,85)' (repeatable; default freq<=3)")
+    c.add_argument("--value", metavar="COL", help="magnitude table: the numeric column summed (microdata)")
+    c.add_argument("--contributor", metavar="COL", help="magnitude table: contributor id (holdings)")
+    c.add_argument("--protect-zeros", action="store_true", help="the frequency rule also suppresses empty cells")
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv or .parquet)")
     p.add_argument("--quiet", action="store_true", help="no summary line")
@@ -73,15 +98,84 @@ def _ptable(args: argparse.Namespace) -> PTable:
     )
 
 
+def read_hierarchy(spec: str) -> tuple[str, Hierarchy]:
+    """``VAR=FILE[:LEVEL,...]``: a variable's hierarchy from a .hrc file or a CSV of code,parent."""
+    var, eq, rest = spec.partition("=")
+    if not eq or not var or not rest:
+        raise InvalidArgumentError(f"--hierarchy takes VAR=FILE (e.g. geo=geo.hrc or geo=geo.hrc:region,district). Got {spec!r}.")
+    path, colon, levels = rest, "", ""
+    if ":" in rest and not Path(rest).exists():
+        path, colon, levels = rest.rpartition(":")
+    names = parse_list(levels, "--hierarchy levels") if colon else None
+    if path.lower().endswith(".hrc"):
+        h = Hierarchy.read_hrc(path, level_names=names)
+    else:
+        from ..io import read_records
+
+        frame = read_records(path)
+        if list(frame.columns[:2]) != ["code", "parent"]:
+            frame = frame.rename(columns={frame.columns[0]: "code", frame.columns[1]: "parent"})
+        h = Hierarchy.from_parent_child(frame, level_names=names)
+    if names is None:
+        h = Hierarchy(h.leaves, {f"{var}{i + 1}": codes for i, codes in enumerate(h.levels.values())}, h.groups)
+    return var, h
+
+
+def hierarchies_from_args(args: argparse.Namespace) -> dict[str, Hierarchy]:
+    out: dict[str, Hierarchy] = {}
+    for spec in args.hierarchy:
+        var, h = read_hierarchy(spec)
+        if var in out:
+            out[var] = Hierarchy.combine(out[var], h)
+        else:
+            out[var] = h
+    return out
+
+
+def publication_from_args(args: argparse.Namespace, table: CountTable, hierarchies: dict[str, Hierarchy], zeros: Any = None) -> Any:
+    if not hierarchies:
+        return Publication.from_formula(table, args.formula, zeros=True) if zeros else args.formula
+    return Publication.from_formula(table, args.formula, hierarchies=hierarchies, zeros=zeros)
+
+
 def run(args: argparse.Namespace) -> int:
     names = parse_list(args.variables)
     fmt = "parquet" if str(args.output).lower().endswith(".parquet") else "csv"
     rng = seed_from_args(args)
-    if args.method == "ckm":
+    hierarchies = hierarchies_from_args(args)
+    if args.method != "suppress" and (args.rule or args.value or args.contributor or args.protect_zeros):
+        raise InvalidArgumentError("--rule, --value, --contributor and --protect-zeros apply to --method suppress only.")
+    if args.method == "suppress":
+        if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
+            raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
+        rules = args.rule or ["freq<=3"]
+        if args.value:
+            if args.count:
+                raise InvalidArgumentError("--value needs microdata (one row per record); drop --count.")
+            mech = CellSuppression(args.formula, rules=rules, protect_zeros=args.protect_zeros, priority="value")
+            res = mech.suppress_magnitude(
+                args.input, variables=names, value=args.value, contributor=args.contributor, hierarchies=hierarchies or None
+            )
+        else:
+            if args.contributor:
+                raise DataError("--contributor needs --value (a magnitude table).")
+            table = load_table(args.input, args.variables, args.count)
+            pub = publication_from_args(args, table, hierarchies, zeros=args.zeros or None)
+            [res] = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros).sample(table)
+    elif args.method == "ckm":
         if args.zeros:
             raise InvalidArgumentError("--zeros applies to --method scr; the cell key method publishes empty cells already.")
-        ckm = CellKeyMethod(_ptable(args), args.formula, threshold=args.threshold)
-        if args.count:
+        formula: Any = args.formula
+        if hierarchies:
+            if args.record_key:
+                raise InvalidArgumentError("--record-key with --hierarchy is not supported yet; use --seed.")
+            formula = None  # built below from the table, with the hierarchies
+        ckm = CellKeyMethod(_ptable(args), formula, threshold=args.threshold)
+        if hierarchies:
+            table = load_table(args.input, args.variables, args.count)
+            pub = Publication.from_formula(table, args.formula, hierarchies=hierarchies, zeros=True)
+            res = CellKeyMethod(_ptable(args), pub, threshold=args.threshold).perturb(table, rng=rng)
+        elif args.count:
             if args.record_key:
                 raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
             res = ckm.perturb(load_table(args.input, args.variables, args.count), rng=rng)
@@ -92,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         table = load_table(args.input, args.variables, args.count)
-        publication = Publication.from_formula(table, args.formula, zeros=True) if args.zeros else args.formula
+        publication = publication_from_args(args, table, hierarchies, zeros=True if args.zeros else None)
         [res] = SmallCountRounding(publication, base=args.base).sample(table, rng=rng)
     out = res.to_frame()
     summary = f"{res!r}"

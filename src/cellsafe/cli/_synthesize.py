@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from ..io import write_frame
-from ..io._atomic import ensure_writable_dir
+from ..io import ensure_writable_dir
 from ._common import (
     EXAMPLES_FORMATTER,
     add_distribution_options,

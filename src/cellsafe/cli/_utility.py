@@ -87,13 +87,13 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         res = specific_utility(original, synthetic, args.model, level=args.level, rule=args.rule)
     notes = sorted({str(w.message) for w in caught})
-    frame = res.summary()
+    frame = res.to_frame()
     if args.output:
         from ..io import write_frame
 
         write_frame(frame.reset_index(), args.output)
     if args.plot:
-        from ..report._overlap_plot import plot_overlap
+        from ..report import plot_overlap
 
         groups = {f"{i + 1}": res.overlap_implicates[i] for i in range(res.m)}
         if res.m > 1:

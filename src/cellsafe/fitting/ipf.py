@@ -31,7 +31,7 @@ from .._blas import single_thread_blas
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
-from ..published._spec import check_crossing
+from ..published import check_crossing
 from ..table import CountTable, check_same_variables, check_table, ravel, unravel
 
 __all__ = ["IPFResult", "ipf", "DEFAULT_MAX_DENSE"]

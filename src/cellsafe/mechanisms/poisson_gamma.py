@@ -33,7 +33,7 @@ from ._domain import (
     dense_outputs,
     non_structural_index,
 )
-from ..distributions import ConditionedNegativeBinomial, conditioned_nb_log_pmf
+from ..distributions import ConditionedNegativeBinomial, DiscreteLaplace, conditioned_nb_log_pmf
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..table import INDEX_DTYPE, CountTable, check_same_variables, unravel
 from ._base import Mechanism
@@ -493,10 +493,10 @@ def _prior_rates(
                 stacklevel=3,
             )
         else:
-            from ..dp._sanitizers import geometric_mechanism
-
+            # the two-sided geometric mechanism (004 eq. 19: L1 sensitivity 2), drawn exactly
             pe = check_real(prior_epsilon, "prior_epsilon", owner, low=0.0, low_open=True)
-            y_reg = geometric_mechanism(y_reg.astype(np.int64), epsilon=pe, sensitivity=2, rng=rng).astype(float)
+            noise = DiscreteLaplace.for_epsilon(pe, 2).sample(size, rng=rng)
+            y_reg = (y_reg.astype(np.int64) + noise).astype(float)
         rate_reg = np.maximum(y_reg, 0.5) / np.where(n_reg > 0, n_reg, 1.0)
         return rate_reg[region]
     if isinstance(prior, str):

@@ -21,6 +21,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from .._frames import tau_dict, within_dict
+from .._results import Result
 from .._validation import check_real
 from ..exceptions import InvalidArgumentError
 from ..table import CountTable, align_counts, check_same_variables, check_table
@@ -76,16 +78,6 @@ def _percent_arg(p: Any) -> np.ndarray:
     return arr
 
 
-def _tau_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """A tau frame indexed by k as JSON: {"k": {"tau1": ..., ...}}."""
-    return {str(int(k)): {c: float(frame.at[k, c]) for c in frame.columns} for k in frame.index}
-
-
-def _within_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """A 'within p%' frame indexed by p as JSON: {"all": {"50": ...}, "nonzero": {...}}."""
-    return {col: {f"{float(p):g}": float(v) for p, v in frame[col].items()} for col in frame.columns}
-
-
 def _non_structural(table: CountTable) -> int:
     return table.n_cells - table.n_structural_zeros
 
@@ -121,7 +113,7 @@ def _within_one(f: np.ndarray, g: np.ndarray, n_zz: int, n: int, pp: np.ndarray)
 
 
 @dataclass(frozen=True)
-class TableMetrics:
+class TableMetrics(Result):
     """Empirical risk and utility of ``m`` released tables against the original.
 
     Attributes
@@ -207,8 +199,8 @@ class TableMetrics:
         return {
             "m": self.m,
             "n_cells": self.n_cells,
-            "tau": _tau_dict(self.tau),
-            "tau_sd": _tau_dict(self.tau_sd),
+            "tau": tau_dict(self.tau),
+            "tau_sd": tau_dict(self.tau_sd),
             "squared_error": self.squared_error,
             "squared_error_sd": self.sd("squared_error"),
             "squared_error_of_mean": self.squared_error_of_mean,
@@ -217,8 +209,15 @@ class TableMetrics:
             "hellinger_utility": self.hellinger_utility,
             "hellinger_utility_sd": self.sd("hellinger_utility"),
             "trimmed_mean_pct_diff": spread("trimmed_mean_pct_diff"),
-            "within_p": _within_dict(self.within),
+            "within_p": within_dict(self.within),
         }
+
+    def to_frame(self) -> pd.DataFrame:
+        """The risk table: mean tau1..tau4 over implicates by k (a copy of :attr:`tau`)."""
+        return self.tau.copy()
+
+    def _title(self) -> str:
+        return f"Empirical metrics over m = {self.m} released table(s)"
 
     def summary(self) -> str:
         """A plain-text report."""

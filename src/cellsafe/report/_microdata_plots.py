@@ -31,7 +31,7 @@ def _pyplot() -> Any:
 
 def _save(plt: Any, fig: Any, path: "str | os.PathLike[str]") -> Path:
     """Lay out, write atomically (format from the suffix, PNG without one) and close the figure."""
-    from ..io._atomic import atomic_path
+    from ..io import atomic_path
 
     fig.tight_layout()
     target = Path(path)
@@ -55,7 +55,7 @@ def plot_univariate(
     Categorical variables (and numeric ones with at most ``max_categories`` values) get paired
     bars of relative frequencies; other numeric variables their two empirical CDFs.
     """
-    from ..metrics.microdata._data import is_categorical, joint_codes
+    from ..metrics.microdata import is_categorical, joint_codes
 
     plt = _pyplot()
     cols = list(columns) if columns is not None else [c for c in original.columns if c in synthetic.columns]
@@ -117,7 +117,7 @@ def write_microdata_plots(
     categorical: Sequence[str] | None = None,
 ) -> list[Path]:
     """Write ``univariate.png`` and ``propensity.png`` for an evaluation into ``directory``."""
-    from ..io._atomic import ensure_writable_dir
+    from ..io import ensure_writable_dir
 
     d = Path(directory)
     ensure_writable_dir(d)

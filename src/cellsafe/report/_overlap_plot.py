@@ -66,7 +66,7 @@ def plot_overlap(
             lab.set_rotation(45)
             lab.set_ha("right")
     if path is not None:
-        from ..io._atomic import atomic_path
+        from ..io import atomic_path
 
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=os.path.splitext(os.fspath(path))[1].lstrip(".") or "png", dpi=120)

@@ -208,7 +208,7 @@ class CountTable:
             As in :meth:`from_frame`.
         """
         if isinstance(source, (str,)) or hasattr(source, "__fspath__"):
-            from ..io._duckdb import aggregate_file
+            from ..io import aggregate_file
 
             frame, count_col = aggregate_file(source, [n for n, _ in _normalise_variables(variables)], count)
             return cls.from_frame(frame, variables, count=count_col, structural_zeros=structural_zeros)
@@ -639,6 +639,11 @@ def _encode(df: pd.DataFrame, name: str, cats: tuple[Hashable, ...] | None) -> t
     position = lookup.get_indexer(pd.Index(distinct, dtype=object))
     if np.any(position < 0) and all(isinstance(c, str) for c in cats) and not pd.api.types.is_string_dtype(col):
         position = lookup.get_indexer(pd.Index([str(u) for u in distinct], dtype=object))
+    if np.any(position < 0) and all(isinstance(u, str) for u in distinct) and not all(isinstance(c, str) for c in cats):
+        # values read as written (text) against declared non-text categories: match on the spelling
+        spelled = pd.Index([str(c) for c in cats], dtype=object)
+        if spelled.is_unique:
+            position = spelled.get_indexer(pd.Index(distinct, dtype=object))
     unknown = np.flatnonzero(position < 0)
     if unknown.size:
         first_row = int(np.flatnonzero(np.isin(row_codes, unknown))[0])

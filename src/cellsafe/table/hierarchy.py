@@ -424,20 +424,21 @@ class Hierarchy:
         return write_hrc(path, codes, depths, marker=marker)
 
     def _parent(self, code: str) -> str | None:
-        """The smallest aggregate strictly containing ``code`` (raising when containment is ambiguous)."""
+        """The smallest aggregate strictly above ``code``: a superset of its leaves, in a shallower level
+        when the sets are equal (ties to the deepest level); DataError when that is ambiguous."""
+        depth = {c: d for d, codes in enumerate(self.levels.values()) for c in codes}
         mine = set(self.groups[code]) if code in self.groups else {self.leaves.index(code)}
-        best = None
+        my_depth = depth.get(code, len(self.levels))
+        best, best_key = None, None
         for other, pos in self.groups.items():
-            if other == code:
-                continue
             s = set(pos)
-            if mine <= s and (len(s) > len(mine) or code not in self.groups):
-                if best is None or len(s) < len(self.groups[best]):
-                    best = other
-                elif len(s) == len(self.groups[best]):
-                    raise DataError(f"code {code!r} lies in both {best!r} and {other!r}; the hierarchy is not a tree.")
-        if best is not None and not mine <= set(self.groups[best]):
-            raise DataError(f"aggregates of the hierarchy are not nested at {code!r}.")
+            if other == code or not mine <= s or (len(s) == len(mine) and depth[other] >= my_depth):
+                continue
+            key = (len(s), -depth[other])
+            if best_key is not None and key == best_key:
+                raise DataError(f"code {code!r} lies in both {best!r} and {other!r}; the hierarchy is not a tree.")
+            if best_key is None or key < best_key:
+                best, best_key = other, key
         return best
 
     @property

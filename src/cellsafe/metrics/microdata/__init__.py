@@ -18,11 +18,13 @@ All at once
 
 Inputs are pandas DataFrames (polars and pyarrow tables are converted); category, object,
 string and boolean columns are categorical, other columns numeric unless listed in
-``categorical``.  The propensity tree and nothing else needs scikit-learn.  Source: course 002
-(chapters 1, 3 and 5); methods.md section 8.
+``categorical`` (:func:`is_categorical`; :func:`joint_codes` codes several columns over their
+union of values, as figures of the same comparisons need).  The propensity tree and nothing else
+needs scikit-learn.  Source: course 002 (chapters 1, 3 and 5); methods.md section 8.
 """
 
 from ._attribute import AttributeDisclosure, attribute_disclosure
+from ._data import is_categorical, joint_codes
 from ._bivariate import BivariateComparison, MatrixDifference, compare_bivariate, cramers_v, matrix_difference
 from ._distance import DistanceToClosestRecord, MembershipInference, distance_to_closest_record, membership_inference
 from ._evaluate import MicrodataEvaluation, evaluate_microdata
@@ -55,6 +57,8 @@ __all__ = [
     "evaluate_microdata",
     "fit_logistic",
     "fit_ols",
+    "is_categorical",
+    "joint_codes",
     "key_matches",
     "ks_distance",
     "match_rates",

@@ -24,12 +24,14 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from ..._random import as_generator
+from ..._results import Result
 from ..._validation import check_in, check_integer, check_real
 from ...exceptions import InvalidArgumentError
 from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
-from ...fitting.regression import _expit, fit_logistic, weighted_gram
+from ...fitting.regression import fit_logistic, weighted_gram
 
 __all__ = ["PropensityResult", "propensity_metrics", "ks_distance", "roc_auc"]
 
@@ -37,7 +39,7 @@ _OWNER = "propensity_metrics"
 
 
 @dataclass(frozen=True)
-class PropensityResult:
+class PropensityResult(Result):
     """Propensity-score (discriminant) utility of one synthetic data set.
 
     Attributes
@@ -87,8 +89,11 @@ class PropensityResult:
     is_synthetic: np.ndarray = field(repr=False, compare=False)
     converged: bool = True
 
-    def summary(self) -> dict[str, float]:
-        """The scalar metrics as a dict (for JSON)."""
+    def _title(self) -> str:
+        return f"PropensityResult ({self.method})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scalar metrics (the keys of ``implicates`` in ``cellsafe evaluate-microdata --json``)."""
         return {
             "pmse": self.pmse,
             "pmse_null": self.pmse_null,
@@ -205,7 +210,7 @@ def _fit_logit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 def _predict_logit(beta: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return _expit(beta[0] + x @ beta[1:])
+    return special.expit(beta[0] + x @ beta[1:])
 
 
 def _tree(cp: float, min_samples_leaf: int, c: float, rs: int) -> Any:

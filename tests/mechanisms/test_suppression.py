@@ -1,0 +1,172 @@
+"""Cell suppression against GaussSuppression (committed fixtures), the p% and (n, k) rules by hand, the audit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_array_equal
+
+from cellsafe import CountTable, Hierarchy
+from cellsafe.exceptions import InvalidArgumentError
+from cellsafe.mechanisms import CellSuppression, parse_rule
+from cellsafe.metrics import audit_suppression
+from cellsafe.published import Publication, magnitude_table
+
+REF = Path(__file__).resolve().parents[1] / "reference" / "suppression"
+
+
+def _compare(ours: pd.DataFrame, theirs: pd.DataFrame, keys: list[str], freq: str) -> None:
+    m = ours.merge(theirs, on=keys, how="outer", indicator=True)
+    assert (m["_merge"] == "both").all(), "the published cells differ from GaussSuppression's"
+    assert_array_equal(m["original"].to_numpy(float), m[freq].to_numpy(float))
+    assert_array_equal((m["suppression"] == "primary").to_numpy(), m["primary"].to_numpy(bool))
+    assert_array_equal((m["suppression"] != "").to_numpy(), m["suppressed"].to_numpy(bool))
+
+
+def test_mun_accidents_same_pattern_as_gauss_suppression():
+    """SuppressSmallCounts(mun_accidents, maxN = 3, dimVar = 1:2): 13 cells suppressed, the same ones."""
+    data = pd.read_csv(REF / "mun_accidents.csv")
+    table = CountTable.from_frame(data, ["mun", "inj"], "freq")
+    pub = Publication.from_formula(table, "mun*inj", zeros=True)
+    [res] = CellSuppression(pub, rules=["freq<=3"]).sample(table)
+    ref = pd.read_csv(REF / "mun_accidents_maxn3.csv")
+    _compare(res.to_frame(details=True), ref, ["mun", "inj"], "freq")
+    assert res.n_suppressed == 13
+    assert audit_suppression(res).passed
+
+
+def _d2() -> tuple[CountTable, Hierarchy]:
+    d = pd.read_csv(REF / "d2.csv", dtype=str)
+    d["f"] = d["f"].astype(int)
+    g = d.groupby(["region", "main_income"], as_index=False)["f"].sum()
+    table = CountTable.from_frame(g, ["region", "main_income"], "f")
+    geo = d[["region", "county", "k_group"]].drop_duplicates()
+    h = Hierarchy.combine(Hierarchy.from_levels(geo, ["county", "region"]), Hierarchy.from_levels(geo, ["k_group", "region"]))
+    return table, h
+
+
+def test_d2_formula_with_two_hierarchies_same_pattern_as_gauss_suppression():
+    """formula = ~main_income * k_group + region + county - k_group, maxN = 3 (the package's example)."""
+    table, h = _d2()
+    pub = Publication.from_formula(table, "main_income*k_group + region + county - k_group", zeros=True, hierarchies={"region": h})
+    [res] = CellSuppression(pub, rules=["freq<=3"]).sample(table)
+    ref = pd.read_csv(REF / "d2_formula_maxn3.csv", dtype={"region": str})
+    _compare(res.to_frame(details=True), ref, ["main_income", "region"], "f")
+    assert res.n_suppressed == 8
+    assert audit_suppression(res).passed
+
+
+def test_d2_geography_levels_same_pattern_as_gauss_suppression():
+    """dimVar = c('region', 'county', 'k_group'): one geography with two overlapping sets of aggregates, maxN = 2."""
+    table, h = _d2()
+    t1 = table.margin(["region"])
+    pub = Publication.from_formula(t1, "region + county + k_group", zeros=True, hierarchies={"region": h})
+    [res] = CellSuppression(pub, rules=["freq<=2"]).sample(t1)
+    ref = pd.read_csv(REF / "d2_dimvar_maxn2.csv", dtype={"region": str})
+    ours = res.to_frame(details=True)
+    # GaussSuppression writes the grand total as 'Total', the geography codes in one column
+    _compare(ours, ref, ["region"], "f")
+
+
+# ---------------------------------------------------------------------- magnitude rules by hand
+RECORDS = pd.DataFrame(
+    {
+        "sector": ["a", "a", "a", "b", "b", "b", "c", "d", "d", "d"],
+        "firm": ["f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f8", "f9"],
+        "turnover": [50.0, 30.0, 20.0, 80.0, 15.0, 5.0, 40.0, 30.0, 30.0, 40.0],
+    }
+)
+
+
+def test_p_percent_rule_by_hand():
+    """p = 15: a cell is sensitive when total - x1 - x2 < 0.15 x1.
+
+    a: 100 - 50 - 30 = 20  >= 0.15 * 50 = 7.5   safe
+    b: 100 - 80 - 15 = 5   <  0.15 * 80 = 12    sensitive
+    c:  40 - 40 -  0 = 0   <  0.15 * 40 = 6     sensitive (a single contributor)
+    d: firm f8's two records are one holding of 60: 100 - 60 - 40 = 0 < 9   sensitive
+       (as separate records, x1 = 40, x2 = 30: 100 - 70 = 30 >= 6, safe)
+    Total: 340 - 80 - 60 = 200 >= 12   safe
+    """
+    mt = magnitude_table(RECORDS, ["sector"], "turnover", "sector", contributor="firm")
+    frame = mt.to_frame().set_index("sector")
+    assert frame.loc["d", "turnover"] == 100.0 and frame.loc["d", "n_contributors"] == 2
+    res = CellSuppression(mt.publication, rules=["p%=15"]).suppress_magnitude(mt)
+    status = dict(zip(res.to_frame()["sector"], res.suppression))
+    assert {k for k, v in status.items() if v == "primary"} == {"b", "c", "d"}
+    by_record = magnitude_table(RECORDS, ["sector"], "turnover", "sector")  # every record its own contributor
+    res2 = CellSuppression(by_record.publication, rules=["p%=15"]).suppress_magnitude(by_record)
+    assert {k for k, v in zip(res2.to_frame()["sector"], res2.suppression) if v == "primary"} == {"b", "c"}
+
+
+def test_nk_rule_by_hand():
+    """(1, 75): the largest contribution exceeds 75% of the cell: b (80 > 75), c (40 > 30); a (50 <= 75), d (60 <= 75)."""
+    mt = magnitude_table(RECORDS, ["sector"], "turnover", "sector", contributor="firm")
+    res = CellSuppression(mt.publication, rules=["nk(1,75)"]).suppress_magnitude(mt)
+    assert {k for k, v in zip(res.to_frame()["sector"], res.suppression) if v == "primary"} == {"b", "c"}
+    # (2, 90): two largest above 90%: b (95), c (40), d (100); a (80) is safe
+    res = CellSuppression(mt.publication, rules=["nk(2,90)"]).suppress_magnitude(mt)
+    assert {k for k, v in zip(res.to_frame()["sector"], res.suppression) if v == "primary"} == {"b", "c", "d"}
+
+
+def test_magnitude_suppression_audit():
+    """No suppressed cell is computable exactly; the audit measures the p% protection, which linear
+    independence alone does not guarantee (the flagged cells are what the audit is for)."""
+    rng = np.random.default_rng(3)
+    n = 120
+    df = pd.DataFrame(
+        {
+            "sector": rng.choice(list("ABCDE"), n),
+            "region": rng.choice(["N", "S", "E", "W"], n),
+            "firm": rng.integers(0, 150, n).astype(str),
+            "turnover": np.round(rng.lognormal(3, 1.2, n), 1),
+        }
+    )
+    # one dominant enterprise in (A, N) and one in (C, E)
+    df.loc[len(df)] = ["A", "N", "big1", 5000.0]
+    df.loc[len(df)] = ["C", "E", "big2", 3000.0]
+    mt = magnitude_table(df, ["sector", "region"], "turnover", "sector*region", contributor="firm")
+    rule = parse_rule("p%=15")
+    res = CellSuppression(mt.publication, rules=[rule, "freq<=2"], priority="value").suppress_magnitude(mt)
+    assert (res.suppression == "primary").any() and (res.suppression == "secondary").any()
+    assert audit_suppression(res).passed
+    need = np.where(res.suppression == "primary", rule.protection(mt.values, mt.top), 0.0)
+    audit = audit_suppression(res, required=need)
+    frame = audit.to_frame()
+    unsafe = frame[~frame["safe"]]
+    assert (unsafe["suppression"] == "primary").all()
+    assert ((unsafe["upper"] - unsafe["turnover"] < unsafe["required"]) | (unsafe["turnover"] - unsafe["lower"] < unsafe["required"])).all()
+
+
+def test_deterministic_and_frame_columns():
+    table, h = _d2()
+    mech = CellSuppression("region*main_income", rules=["freq<=3"])
+    a, b = mech.sample(table, m=2)
+    assert_array_equal(a.suppression, b.suppression)
+    frame = a.to_frame()
+    assert list(frame.columns) == ["region", "main_income", "count", "suppression"]
+    assert set(frame["suppression"]) <= {"", "primary", "secondary"}
+    assert np.isnan(frame["count"][frame["suppression"] != ""]).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"rules": "freq<=3"}, "non-empty list"),
+        ({"rules": ["freq=3"]}, "cannot read suppression rule"),
+        ({"rules": ["p%=150"]}, "percentage"),
+        ({"priority": "size"}, "'priority' parameter"),
+    ],
+)
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(InvalidArgumentError, match=match):
+        CellSuppression("a*b", **kwargs)
+
+
+def test_magnitude_rule_on_frequency_table_refused():
+    table, _ = _d2()
+    with pytest.raises(InvalidArgumentError, match="needs a magnitude table"):
+        CellSuppression("region", rules=["p%=10"]).sample(table)
