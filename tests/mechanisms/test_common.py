@@ -41,6 +41,7 @@ EXAMPLES = {
         lambda: cellsafe.CellKeyMethod(cellsafe.PTable.generate(D=3, V=1.5), "region*sex + age"),
     ],
     "scr": [lambda: cellsafe.SmallCountRounding("region*sex + sex*age", base=3)],
+    "suppress": [lambda: cellsafe.mechanisms.CellSuppression("region*sex + sex*age", rules=["freq<=5"])],
     "dirichlet": [lambda: cellsafe.MultinomialDirichletSynthesizer(alpha=2.0)],
     "poisson-gamma": [lambda: cellsafe.PoissonGammaSynthesizer(a=2.0, b=0.05)],
     "poisson-gamma-multinomial": [lambda: cellsafe.PoissonGammaMultinomialSynthesizer(a=2.0, b=0.05)],

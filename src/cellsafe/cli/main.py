@@ -22,10 +22,10 @@ COMMANDS: tuple[str, ...] = (
     "_frontier",
     "_evaluate",
     "_utility",
-    "_synthesize_microdata",
     "_evaluate_microdata",
     # published tables
     "_publish",
+    "_audit",
     "_compare",
     # differential privacy
     "_dp_synthesize",
