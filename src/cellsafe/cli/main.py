@@ -22,6 +22,7 @@ COMMANDS: tuple[str, ...] = (
     "_frontier",
     "_evaluate",
     "_utility",
+    "_synthesize_microdata",
     "_evaluate_microdata",
     # published tables
     "_publish",
