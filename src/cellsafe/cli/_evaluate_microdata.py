@@ -101,28 +101,6 @@ def _align_number_columns(frames: list[Any]) -> None:
             f[col] = c
 
 
-def _align_number_columns(frames: list[Any]) -> None:
-    """Read a column as numbers in every file when it is numbers in one and number-like text in another.
-
-    A CSV's types are inferred from its text while a Parquet file stores them, so the same column can
-    arrive as integers from one file and as text ("39") from another; compared as categories, no
-    value would match.
-    """
-    import pandas as pd
-
-    shared = set(frames[0].columns).intersection(*(f.columns for f in frames[1:]))
-    for col in shared:
-        kinds = [pd.api.types.is_numeric_dtype(f[col]) and not pd.api.types.is_bool_dtype(f[col]) for f in frames]
-        if all(kinds) or not any(kinds):
-            continue
-        try:
-            converted = [f[col] if k else pd.to_numeric(f[col], errors="raise") for f, k in zip(frames, kinds)]
-        except (TypeError, ValueError):
-            continue  # text that is not numbers stays categorical
-        for f, c in zip(frames, converted):
-            f[col] = c
-
-
 def run(args: argparse.Namespace) -> int:
     from ..exceptions import InvalidArgumentError
     from ..io import read_frame
@@ -145,7 +123,6 @@ def run(args: argparse.Namespace) -> int:
     original = read_frame(args.original)
     synthetic = [read_frame(p) for p in args.synthetic]
     holdout = read_frame(args.holdout) if args.holdout else None
-    _align_number_columns([original, *synthetic] + ([holdout] if holdout is not None else []))
     _align_number_columns([original, *synthetic] + ([holdout] if holdout is not None else []))
     if args.categorical == "all":
         categorical = [str(c) for c in original.columns]
