@@ -2,6 +2,7 @@
 
 from ._keyed import KeyedTable, keyed_table
 from ._checks import check_same_variables, check_table
+from ._describe import TableDescription, describe
 from ._flat import (
     INDEX_DTYPE,
     align_counts,
@@ -22,6 +23,8 @@ __all__ = [
     "Variable",
     "Hierarchy",
     "check_table",
+    "describe",
+    "TableDescription",
     "check_same_variables",
     "DEFAULT_MAX_DENSE_CELLS",
     "encode_cells",
