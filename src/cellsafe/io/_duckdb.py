@@ -1,24 +1,50 @@
 """DuckDB as the embedded engine for CSV and Parquet inputs.
 
 Files are aggregated in DuckDB (``GROUP BY`` the variables), so records never all pass through
-pandas; only the table of distinct cells does.  Validation queries (missing values, negative or
-fractional counts) also run in DuckDB and report the first offending line.
+pandas; only the table of distinct cells does.  Validation queries (missing values, negative,
+fractional or non-finite counts) also run in DuckDB and report the first offending line.
+
+Inputs are read as written: a CSV file's columns are text exactly as in the file (no type
+guessing, so ``yes``/``no`` stay words and ``0.5`` and ``0.50`` stay two categories); Parquet
+columns keep their stored types.  An input path is a literal file name: ``data[1].csv`` is that
+file, never a pattern, unless ``glob=True`` asks for a pattern explicitly.
 """
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
+import re
+import shutil
+import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 
 from ..exceptions import DataError
 
-__all__ = ["aggregate_file", "read_frame", "read_records", "source_sql"]
+__all__ = [
+    "aggregate_file",
+    "read_frame",
+    "read_records",
+    "source_sql",
+    "file_columns",
+    "duckdb_error",
+    "count_column_for",
+    "MAX_COUNT",
+]
 
 _CSV = (".csv", ".csv.gz", ".tsv", ".txt", ".csv.zst")
 _PARQUET = (".parquet", ".pq", ".parq")
+_GLOB_CHARS = "*?[{"
+MAX_COUNT = 2**63 - 1
+"""The largest count a table holds (64-bit signed integers)."""
+
+# A count as written: digits, optionally '.0...' (what floating-point exports write for whole numbers).
+_WHOLE = r"^\s*\+?[0-9]+(\.0*)?\s*$"
+_links: list[str] = []
 
 
 def _quote_ident(name: str) -> str:
@@ -29,45 +55,191 @@ def _quote_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def source_sql(path: "str | os.PathLike[str]") -> str:
-    """The DuckDB table function reading ``path`` (CSV or Parquet, by suffix)."""
+def _literal(p: Path) -> str:
+    """A name DuckDB reads as exactly this file: it expands glob characters even when the file exists."""
+    text = str(p)
+    if not any(ch in text for ch in _GLOB_CHARS):
+        return text
+    if not _links:
+        _links.append(tempfile.mkdtemp(prefix="cellsafe-inputs-"))
+        atexit.register(shutil.rmtree, _links[0], True)
+    digest = hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:16]
+    suffix = "".join(p.suffixes[-2:]) if p.name.lower().endswith((".csv.gz", ".csv.zst")) else p.suffix
+    link = Path(_links[0]) / f"{digest}{suffix.lower()}"
+    if not link.exists():
+        os.symlink(p.resolve(), link)
+    return str(link)
+
+
+def source_sql(
+    path: "str | os.PathLike[str]", *, text: bool = False, types: "dict[str, str] | None" = None, glob: bool = False
+) -> str:
+    """The DuckDB table function reading ``path`` (CSV or Parquet, by suffix).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A file name, taken literally (``data[1].csv`` is that file) unless ``glob``.
+    text : bool, default False
+        Read every CSV column as text exactly as written (DuckDB's ``all_varchar``), except the
+        columns given in ``types``.  Parquet columns keep their stored types.
+    types : dict, optional
+        SQL types of named CSV columns (with ``text``).
+    glob : bool, default False
+        Treat ``path`` as a pattern (``*``, ``?``, ``[...]``) whose files are read as one.
+    """
     p = Path(path)
     name = p.name.lower()
-    if not p.exists() and not any(ch in str(p) for ch in "*?["):
-        raise DataError(f"input file {str(p)!r} does not exist.")
-    if p.is_dir():
-        raise DataError(f"input {str(p)!r} is a folder; give a CSV or Parquet file.")
+    if glob:
+        import glob as _glob
+
+        if not _glob.glob(str(p)):
+            raise DataError(f"no file matches the pattern {str(p)!r}.")
+        where = str(p)
+    else:
+        if not p.exists():
+            raise DataError(f"input file {str(p)!r} does not exist.")
+        if p.is_dir():
+            raise DataError(f"input {str(p)!r} is a folder; give a CSV or Parquet file.")
+        where = _literal(p)
     if name.endswith(_PARQUET):
-        return f"read_parquet({_quote_str(str(p))})"
+        return f"read_parquet({_quote_str(where)})"
     if name.endswith(_CSV):
-        return f"read_csv({_quote_str(str(p))}, header = true)"
+        options = ["header = true"]
+        if text:
+            options.append("all_varchar = true")
+            if types:
+                options.append(
+                    "types = {" + ", ".join(f"{_quote_str(k)}: {_quote_str(v)}" for k, v in types.items()) + "}"
+                )
+        return f"read_csv({_quote_str(where)}, {', '.join(options)})"
     raise DataError(
         f"cannot tell the format of {str(p)!r} from its name; use a .csv, .csv.gz, .tsv or .parquet file."
     )
 
 
+def duckdb_error(exc: BaseException, path: Any, doing: str = "read") -> DataError:
+    """One line for a DuckDB error: the file, the line and what to do.
+
+    DuckDB's CSV errors run over many lines (the sniffer's settings, several possible fixes); a
+    user needs the file, the line and one fix.
+    """
+    text = str(exc)
+    where = f"{str(path)!r}"
+    m = re.search(r"[Ll]ine:?\s*(\d+)", text)
+    line = f", line {m.group(1)}" if m else ""
+    if "unicode" in text.lower() or "utf-8" in text.lower() or "utf8" in text.lower():
+        fix = "the file is not UTF-8 text; re-encode it (for example iconv -f latin1 -t utf-8)."
+    elif "Expected Number of Columns" in text or "columns" in text.lower() and "found" in text.lower():
+        cols = re.search(r"Expected Number of Columns:\s*(\d+)\s*Found:\s*(\d+)", text)
+        got = f" ({cols.group(2)} fields where the header has {cols.group(1)})" if cols else ""
+        fix = f"the row has the wrong number of fields{got}; every row needs one field per header column."
+    elif "quote" in text.lower():
+        fix = "an unterminated or misplaced quote; close the quote or escape it."
+    elif "No magic bytes" in text or "parquet" in text.lower() and "invalid" in text.lower():
+        fix = "the file is not valid Parquet; write it again or use a .csv name for a CSV file."
+    else:
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        fix = first.rstrip(".") + "."
+    return DataError(f"cannot {doing} {where}{line}: {fix}")
+
+
 def _connect():  # type: ignore[no-untyped-def]
     import duckdb
 
-    return duckdb.connect(database=":memory:")
+    con = duckdb.connect(database=":memory:")
+    con.execute("SET enable_progress_bar = false")  # the CLI draws its own bars
+    return con
 
 
-def _columns(con, src: str) -> list[str]:  # type: ignore[no-untyped-def]
+def _columns(con, src: str, path: Any = None) -> list[str]:  # type: ignore[no-untyped-def]
     try:
         return [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
     except Exception as exc:  # duckdb raises its own exception hierarchy
-        raise DataError(f"cannot read {src}: {exc}") from None
+        raise duckdb_error(exc, path if path is not None else src) from None
+
+
+def file_columns(path: "str | os.PathLike[str]") -> list[str]:
+    """The column names of a CSV or Parquet file (its header), read without the data.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = f.write_text("sex,count\\nF,3\\n")
+    >>> file_columns(f)
+    ['sex', 'count']
+    """
+    src = source_sql(path, text=True)
+    con = _connect()
+    try:
+        return _columns(con, src, path)
+    finally:
+        con.close()
+
+
+def count_column_for(
+    columns: Sequence[str], variables: Sequence[str], count: str | None, where: str = "the input"
+) -> tuple[str | None, str | None]:
+    """The one rule for count columns: which column of a file holds the counts, and a notice.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The file's columns.
+    variables : sequence of str
+        The variables crossed.
+    count : str or None
+        The count column the user named (``--count``), if any.
+    where : str
+        The file, for messages.
+
+    Returns
+    -------
+    (count, notice)
+        The count column (None: every row is one record) and a notice to show the user when the
+        column was chosen without being named.
+
+    Notes
+    -----
+    An explicit ``count`` must be a column and not one of the variables.  Without it, a column
+    named ``count`` beside the variables is taken as the count, with a notice: a frequency table
+    read as records would be silently wrong (each cell counted once).  A variable named ``count``
+    keeps its meaning, and then the file is microdata unless ``count`` names another column.
+    """
+    if count is not None:
+        if count in variables:
+            raise DataError(
+                f"the count column {count!r} is also among the variables; a column is either a variable or the count. "
+                f"Drop it from --variables or name another --count."
+            )
+        if count not in columns:
+            raise DataError(f"count column {count!r} is not in {where} (columns {list(columns)}); check --count.")
+        return count, None
+    if "count" in columns and "count" not in variables:
+        return "count", (
+            f"{where} has a column 'count' beside the variables: reading it as a frequency table with the counts in "
+            "'count' (give --count count to silence this note)."
+        )
+    return None, None
+
+
+def _read_all(path: "str | os.PathLike[str]", text: bool) -> pd.DataFrame:
+    src = source_sql(path, text=text)
+    con = _connect()
+    try:
+        _columns(con, src, path)
+        try:
+            return con.execute(f"SELECT * FROM {src}").df()
+        except Exception as exc:
+            raise duckdb_error(exc, path) from None
+    finally:
+        con.close()
 
 
 def read_frame(path: "str | os.PathLike[str]") -> pd.DataFrame:
-    """Read a whole CSV or Parquet file into pandas through DuckDB (for small inputs)."""
-    src = source_sql(path)
-    con = _connect()
-    try:
-        _columns(con, src)
-        return con.execute(f"SELECT * FROM {src}").df()
-    finally:
-        con.close()
+    """Read a whole CSV or Parquet file into pandas through DuckDB (for small inputs), typed by DuckDB's sniffer."""
+    return _read_all(path, text=False)
 
 
 def read_records(path: "str | os.PathLike[str]") -> pd.DataFrame:
@@ -77,41 +249,85 @@ def read_records(path: "str | os.PathLike[str]") -> pd.DataFrame:
     ``"0.50"`` stays ``"0.50"``; an empty field is missing); a Parquet file's columns keep
     the types stored in it.
     """
-    src = source_sql(path)
-    if src.startswith("read_csv("):
-        src = src[:-1] + ", all_varchar = true)"
-    con = _connect()
+    return _read_all(path, text=True)
+
+
+def _count_check(con, numbered: str, count: str, path: Any) -> None:  # type: ignore[no-untyped-def]
+    """Refuse the first count that is not a whole number in [0, 2^63 - 1], naming its line."""
+    c = f"CAST({_quote_ident(count)} AS VARCHAR)"
+    exact = f"regexp_full_match({c}, {_quote_str(_WHOLE)})"
+    value = f"TRY_CAST({c} AS HUGEINT)"
     try:
-        _columns(con, src)
-        return con.execute(f"SELECT * FROM {src}").df()
-    finally:
-        con.close()
+        bad = con.execute(
+            f"SELECT __line, {c} FROM {numbered} WHERE {c} IS NULL OR NOT {exact} OR {value} > {MAX_COUNT} "
+            "ORDER BY __line LIMIT 1"
+        ).fetchone()
+    except Exception as exc:
+        raise duckdb_error(exc, path) from None
+    if bad is None:
+        return
+    raw = bad[1]
+    if str(path).lower().endswith(_PARQUET):
+        where = f"row {int(bad[0])} of {str(path)!r}"
+    else:
+        where = f"data row {int(bad[0])} (line {int(bad[0]) + 1}) of {str(path)!r}"  # line 1 is the header
+    if raw is None or not str(raw).strip():
+        raise DataError(f"count column {count!r} has a missing value at {where}; fill it (0 for an empty cell) or drop the row.")
+    try:
+        x = float(raw)
+    except ValueError:
+        x = None
+    if x is None:
+        why = "is not a number"
+    elif x != x or x in (float("inf"), float("-inf")):
+        why = "is not a finite number (NaN and infinity are not counts)"
+    elif x < 0:
+        why = "is negative"
+    elif x != int(x):
+        why = "is not a whole number"
+    elif x > MAX_COUNT:
+        why = f"exceeds the largest count a table holds (2^63 - 1 = {MAX_COUNT})"
+    else:
+        why = "is not written as a plain whole number (write 1000, not 1e3)"
+    raise DataError(f"count column {count!r} has an invalid value {str(raw)!r} at {where}: it {why}; counts must be "
+                    "non-negative whole numbers of records.")
 
 
 def aggregate_file(
-    path: "str | os.PathLike[str]", variables: Sequence[str], count: str | None = None
+    path: "str | os.PathLike[str]", variables: Sequence[str], count: str | None = None, *, glob: bool = False
 ) -> tuple[pd.DataFrame, str]:
     """Aggregate a microdata (or frequency) file to one row per distinct cell.
 
+    The variables are read as written (text in CSV files); counts are exact 64-bit integers.
     Returns the frame of distinct cells and the name of its frequency column.
     """
-    src = source_sql(path)
+    if count is not None and count in variables:
+        raise DataError(
+            f"the count column {count!r} is also among the variables; a column is either a variable or the count."
+        )
+    src = source_sql(path, text=True, glob=glob)
     con = _connect()
     try:
-        cols = _columns(con, src)
+        cols = _columns(con, src, path)
         for v in list(variables) + ([count] if count else []):
             if v not in cols:
                 raise DataError(
                     f"unknown variable {v!r}: {str(path)!r} has columns {cols}. Check the spelling of --variables / --count."
                 )
-        n_rows = con.execute(f"SELECT COUNT(*) FROM {src}").fetchone()[0]
+        try:
+            n_rows = con.execute(f"SELECT COUNT(*) FROM {src}").fetchone()[0]
+        except Exception as exc:
+            raise duckdb_error(exc, path) from None
         if n_rows == 0:
             raise DataError(f"the input {str(path)!r} has no rows; a table needs at least one record or cell.")
         numbered = f"(SELECT row_number() OVER () AS __line, * FROM {src})"
         for v in variables:
-            row = con.execute(
-                f"SELECT __line, COUNT(*) OVER () FROM {numbered} WHERE {_quote_ident(v)} IS NULL LIMIT 1"
-            ).fetchone()
+            try:
+                row = con.execute(
+                    f"SELECT __line, COUNT(*) OVER () FROM {numbered} WHERE {_quote_ident(v)} IS NULL LIMIT 1"
+                ).fetchone()
+            except Exception as exc:
+                raise duckdb_error(exc, path) from None
             if row is not None:
                 raise DataError(
                     f"variable {v!r} has {row[1]} missing value(s) in {str(path)!r}, the first in data row {row[0]}; "
@@ -122,23 +338,27 @@ def aggregate_file(
         if count is None:
             agg = f"COUNT(*) AS {_quote_ident(out_name)}"
         else:
-            c = _quote_ident(count)
-            try:
-                bad = con.execute(
-                    f"SELECT __line, {c} FROM {numbered} WHERE {c} IS NULL OR TRY_CAST({c} AS DOUBLE) IS NULL "
-                    f"OR TRY_CAST({c} AS DOUBLE) < 0 OR TRY_CAST({c} AS DOUBLE) <> floor(TRY_CAST({c} AS DOUBLE)) LIMIT 1"
-                ).fetchone()
-            except Exception as exc:
-                raise DataError(f"cannot read count column {count!r} of {str(path)!r}: {exc}") from None
-            if bad is not None:
-                what = "a missing" if bad[1] is None else f"an invalid value {bad[1]!r} (not a non-negative integer)"
-                raise DataError(
-                    f"count column {count!r} has {what} in data row {bad[0]} of {str(path)!r}; "
-                    "counts must be non-negative whole numbers."
-                )
-            agg = f"SUM(CAST({c} AS HUGEINT)) AS {_quote_ident(out_name)}"
-        frame = con.execute(f"SELECT {groups}, {agg} FROM {src} GROUP BY {groups}").df()
-        frame[out_name] = frame[out_name].astype("int64")
+            _count_check(con, numbered, count, path)
+            # exact: HUGEINT from the text, never through a double
+            agg = (f"SUM(CAST(regexp_replace(trim(CAST({_quote_ident(count)} AS VARCHAR)), '\\.0*$', '') AS HUGEINT)) "
+                   f"AS {_quote_ident(out_name)}")
+        q = _quote_ident(out_name)
+        try:
+            con.execute(f"CREATE TEMP TABLE __cells AS SELECT {groups}, {agg} FROM {src} GROUP BY {groups}")
+            big = con.execute(f"SELECT MAX({q}), SUM({q}) FROM __cells").fetchone()
+        except Exception as exc:
+            raise duckdb_error(exc, path) from None
+        if big[0] is not None and int(big[0]) > MAX_COUNT:
+            raise DataError(
+                f"a cell of {str(path)!r} sums to {int(big[0])}, beyond the largest count a table holds (2^63 - 1); "
+                "split the table."
+            )
+        if big[1] is not None and int(big[1]) > MAX_COUNT:
+            raise DataError(
+                f"the counts of {str(path)!r} total {int(big[1])}, beyond the largest total a table holds (2^63 - 1); "
+                "split the table."
+            )
+        frame = con.execute(f"SELECT {groups}, CAST({q} AS BIGINT) AS {q} FROM __cells").df()
         return frame, out_name
     finally:
         con.close()
