@@ -339,6 +339,15 @@ def _gaussian_accept(z: np.ndarray, cn: int, cd: int, t: int, gen: np.random.Gen
             "(a probability below exp(-128)); use a smaller sigma."
         )
     w = np.abs(z * cd - cn)
+    den = 2 * cn * cd * t
+    w_max = int(w.max(initial=0))
+    if den <= LIMIT and w_max * w_max <= _MAX:
+        # small parameters: the exponent W^2 / (2 cn cd t) is one fraction of 64-bit integers
+        f, r = np.divmod(w * w, den)
+        ok = bernoulli_exp_integer(f, gen)
+        idx = np.flatnonzero(ok)
+        ok[idx] = bernoulli_exp_fraction([(r[idx], den)], idx.size, gen)
+        return ok
     alpha, beta = np.divmod(w, cn)
     two_cdt = 2 * cd * t
     # alpha^2 cn / (2 cd t) = alpha * (alpha cn / (2 cd t)), in two exact steps
