@@ -31,7 +31,7 @@ def test_synthesize_writes_m_tables(tmp_path, freq_csv, capsys):
     )
     assert rc == 0
     files = sorted(p.name for p in out.iterdir())
-    assert files == ["synthetic_1.csv", "synthetic_2.csv", "synthetic_3.csv"]
+    assert files == ["manifest.json", "synthetic_1.csv", "synthetic_2.csv", "synthetic_3.csv"]
     df = pd.read_csv(out / "synthetic_1.csv")
     assert list(df.columns) == ["area", "sex", "count"]
     assert (df["count"] > 0).all()

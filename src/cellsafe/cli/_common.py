@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import DataError, InvalidArgumentError
-from ..table import CountTable
+from ..table import CountTable, count_column_name
 
 __all__ = [
     "EXAMPLES_FORMATTER",
@@ -27,6 +27,11 @@ __all__ = [
     "table_from_args",
     "distribution_from_args",
     "synthesizer_from_args",
+    "add_output_options",
+    "outputs_from_args",
+    "resolve_count",
+    "note",
+    "progress_from_args",
 ]
 
 EXAMPLES_FORMATTER = argparse.RawDescriptionHelpFormatter
@@ -82,11 +87,83 @@ def add_table_input(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--structural-zeros", metavar="FILE", help="CSV/Parquet listing impossible combinations of the variables"
     )
+    p.add_argument(
+        "--glob", action="store_true", help="INPUT is a pattern (*, ?, [..]) whose files are read as one (default: a literal file name)"
+    )
 
 
 def table_from_args(args: argparse.Namespace) -> CountTable:
     """The table named by the options of :func:`add_table_input`."""
-    return load_table(args.input, args.variables, args.count, args.structural_zeros)
+    return load_table(args.input, args.variables, args.count, args.structural_zeros, glob=getattr(args, "glob", False))
+
+
+def note(text: str) -> None:
+    """A notice on standard error (never mixed with results on standard output)."""
+    print(f"note: {text}", file=sys.stderr)
+
+
+def resolve_count(path: str, variables: list[str], count: str | None, what: str = "INPUT") -> str | None:
+    """The one rule for count columns (:func:`cellsafe.io.count_column_for`) applied to a file, with its notice."""
+    from pathlib import Path
+
+    from ..io import count_column_for, file_columns
+
+    if count is not None and count in variables:
+        raise InvalidArgumentError(
+            f"--count {count!r} is also among --variables; a column is either a variable or the count."
+        )
+    if not Path(path).is_file():
+        return count  # a pattern (--glob) or a missing file: reported by the reader
+    chosen, notice = count_column_for(file_columns(path), variables, count, where=f"{what} {path!r}")
+    if notice:
+        note(notice)
+    return chosen
+
+
+def progress_from_args(args: argparse.Namespace) -> bool:
+    """Progress bars: on a terminal unless --quiet; never when standard error is not a terminal."""
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def add_output_options(p: argparse.ArgumentParser, *, csv: bool = True) -> None:
+    """--overwrite and --escape-formulas: how a command's outputs are written."""
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace existing outputs (an output folder's old files are removed first); inputs are never overwritten",
+    )
+    if csv:
+        p.add_argument(
+            "--escape-formulas",
+            action="store_true",
+            help="prefix ' to CSV cells starting with = + - @ tab or CR, so spreadsheets do not run them as formulas",
+        )
+
+
+def outputs_from_args(args: argparse.Namespace, inputs: list[Any], mechanism: Any = None, seed: Any = "unused") -> Any:
+    """The :class:`cellsafe.io.OutputSet` of a run, with its manifest (inputs, mechanism, seed)."""
+    from ..io import Manifest, OutputSet
+
+    manifest = Manifest(args.command, getattr(args, "argv", None) or sys.argv[1:])
+    for path in inputs:
+        manifest.add_input(path)
+    if mechanism is not None:
+        spec = None
+        try:
+            from ..mechanisms import mechanism_spec
+
+            spec = mechanism_spec(mechanism)
+        except Exception:  # a mechanism without a spec (a ptable read from a file, a prior): its parameters suffice
+            spec = None
+        manifest.set_mechanism(mechanism, spec)
+    if seed != "unused":
+        manifest.set_seed(seed)
+    return OutputSet(
+        [p for p in inputs if p is not None],
+        overwrite=getattr(args, "overwrite", False),
+        manifest=manifest,
+        formulas=getattr(args, "escape_formulas", False),
+    )
 
 
 def add_seed_option(p: argparse.ArgumentParser) -> None:
@@ -100,21 +177,38 @@ def seed_from_args(args: argparse.Namespace) -> Any:
     return seed
 
 
-def load_table(path: str, variables: str, count: str | None = None, structural_zeros: str | None = None) -> CountTable:
-    """Read INPUT (CSV/Parquet microdata, or a frequency table with ``count``) into a CountTable."""
-    names = parse_list(variables)
-    table = CountTable.from_microdata(path, names, count=count)
-    if structural_zeros:
-        from ..io import read_frame
+def load_table(
+    path: str, variables: str, count: str | None = None, structural_zeros: str | None = None, *, glob: bool = False,
+    what: str = "INPUT",
+) -> CountTable:
+    """Read INPUT (CSV/Parquet microdata, or a frequency table with ``count``) into a CountTable.
 
-        sz = read_frame(structural_zeros)
+    The count column follows one rule (:func:`resolve_count`); a variable named ``count`` is
+    reported, since the outputs then call the counts otherwise.
+    """
+    names = parse_list(variables)
+    count = resolve_count(path, names, count, what)
+    if glob:
+        from ..io import aggregate_file
+
+        frame, col = aggregate_file(path, names, count, glob=True)
+        table = CountTable.from_frame(frame, names, count=col)
+    else:
+        table = CountTable.from_microdata(path, names, count=count)
+    if "count" in names:
+        note(f"a variable is named 'count'; the counts of the outputs are in the column {count_column_name(names)!r}.")
+    if structural_zeros:
+        from ..io import read_records
+
+        sz = read_records(structural_zeros)
         missing = [n for n in names if n not in sz.columns]
         if missing:
             raise DataError(
                 f"structural zeros file {structural_zeros!r} must have a column for every variable; {missing[0]!r} is missing."
             )
+        frame = table.to_frame()
         table = CountTable.from_frame(
-            table.to_frame(), list(table.variables), count="count", structural_zeros=sz[names]
+            frame, list(table.variables), count=frame.columns[-1], structural_zeros=sz[names]
         )
     return table
 

@@ -6,11 +6,13 @@ import argparse
 import time
 from pathlib import Path
 
-from ..io import write_frame
-from ..io import ensure_writable_dir
+from ..exceptions import InvalidArgumentError
 from ._common import (
     EXAMPLES_FORMATTER,
     add_distribution_options,
+    add_output_options,
+    outputs_from_args,
+    progress_from_args,
     add_table_input,
     add_seed_option,
     seed_from_args,
@@ -32,7 +34,8 @@ examples:
   cellsafe synthesize table.csv --variables a,b,c --count n --distribution gaf --sigma 0.5 --nu -0.25 \\
       --zeros-to-ones 0.01 --structural-zeros impossible.csv --output out/ --format parquet
 
-Writes synthetic_1.csv ... synthetic_M.csv: the variables and 'count', non-zero cells only.
+Writes synthetic_1.csv ... synthetic_M.csv (the variables and 'count', non-zero cells only) and
+manifest.json (provenance) into a new folder; the set appears only when complete.
 """
 
 
@@ -51,22 +54,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="DIR", help="folder for synthetic_1.csv ... synthetic_M.csv")
     p.add_argument("--format", choices=("csv", "parquet"), default="csv", help="output file format (default csv)")
+    add_output_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     synth = synthesizer_from_args(args)  # validate parameters before reading data
-    out_dir = ensure_writable_dir(args.output)
+    seed = seed_from_args(args)
+    if args.m < 1:
+        raise InvalidArgumentError(f"The 'm' parameter (-m) must be a positive number of implicates. Got {args.m}.")
     t0 = time.perf_counter()
-    table = table_from_args(args)
-    tables = synth.sample(table, m=args.m, rng=seed_from_args(args), progress=not args.quiet)
-    paths = []
-    for i, syn in enumerate(tables, start=1):
-        paths.append(write_frame(syn.to_frame(), Path(out_dir) / f"synthetic_{i}.{args.format}", args.format))
+    with outputs_from_args(args, [args.input, args.structural_zeros], mechanism=synth, seed=seed) as out:
+        folder = out.folder(args.output)  # refused before any work if it would clobber
+        table = table_from_args(args)
+        # one implicate at a time, written as drawn: memory flat in m
+        for i, syn in enumerate(synth.implicates(table, args.m, rng=seed, progress=progress_from_args(args)), start=1):
+            out.write_frame(syn.to_frame(), Path(folder) / f"synthetic_{i}.{args.format}")
     if not args.quiet:
         print(
             f"{synth!r}: {table.n_cells:,} cells ({table.nnz:,} non-zero), total {table.total:,}; "
-            f"wrote {len(paths)} table(s) to {out_dir} in {time.perf_counter() - t0:.2f} s"
+            f"wrote {args.m} table(s) and manifest.json to {args.output} in {time.perf_counter() - t0:.2f} s"
         )
     return 0

@@ -32,6 +32,8 @@ COMMANDS: tuple[str, ...] = (
     "_dp_synthesize",
     "_budget",
     "_demo",
+    # from a table back to records
+    "_expand",
 )
 
 _DESCRIPTION = """\
@@ -52,6 +54,8 @@ examples:
   cellsafe publish people.csv --variables party,age,sex --formula 'party*age + party*sex' --method scr --output pub.csv
 
 Exit status: 0 on success, 2 on bad input (the message says what, where and how to fix it).
+Outputs never replace an input; each run writes a manifest (provenance) beside its outputs.
+Glossary of the metrics (tau1..tau4, Hellinger, F-beta, DiSCO, TCAP, pMSE ratio...): docs/glossary.md
 """
 
 
@@ -69,16 +73,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Optional dependencies: the module a command imports and the extra that installs it.
+EXTRAS = {"matplotlib": "plot", "sklearn": "ml", "polars": "polars", "pyspark": "spark"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    args.argv = argv  # recorded in the manifests of the outputs
     try:
         return int(args.func(args) or 0)
     except CellsafeError as exc:
         print(f"cellsafe {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRAS:
+            raise
+        print(
+            f"cellsafe {args.command}: error: this needs {top}, which is not installed; "
+            f"install it with: pip install 'cellsafe[{EXTRAS[top]}]'",
+            file=sys.stderr,
+        )
+        return 2
+    except (OverflowError, FloatingPointError) as exc:
+        print(
+            f"cellsafe {args.command}: error: a parameter is too large for the computation ({exc}); "
+            "choose smaller values.",
+            file=sys.stderr,
+        )
         return 2
     except BrokenPipeError:  # output piped into head, less...: stop quietly
         import os

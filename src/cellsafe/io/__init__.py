@@ -1,9 +1,11 @@
-"""Reading microdata and frequency tables (DuckDB for files) and writing results atomically."""
+"""Reading microdata and frequency tables (DuckDB for files); writing results atomically, never over an input, with their manifest."""
 
 from ._atomic import atomic_path, ensure_writable_dir, write_frame
-from ._duckdb import aggregate_file, read_frame, read_records
+from ._duckdb import MAX_COUNT, aggregate_file, count_column_for, duckdb_error, file_columns, read_frame, read_records
+from ._manifest import MANIFEST_NAME, Manifest, find_manifest, manifest_path_for, provenance_notes, sha256_file
+from ._outputs import FORMATS, OutputSet, neutralise_formulas, output_format
 from ._contributions import Contributions, aggregate_contributions
 from ._hrc import read_hrc, write_hrc
 from ._keyed import FLOAT_KEY_BITS, KeyedCells, aggregate_with_keys
 
-__all__ = ["aggregate_contributions", "Contributions", "read_hrc", "write_hrc", "aggregate_file", "aggregate_with_keys", "KeyedCells", "FLOAT_KEY_BITS", "read_frame", "read_records", "atomic_path", "ensure_writable_dir", "write_frame"]
+__all__ = ["aggregate_contributions", "Contributions", "read_hrc", "write_hrc", "aggregate_file", "aggregate_with_keys", "KeyedCells", "FLOAT_KEY_BITS", "read_frame", "read_records", "atomic_path", "ensure_writable_dir", "write_frame", "MAX_COUNT", "count_column_for", "duckdb_error", "file_columns", "MANIFEST_NAME", "Manifest", "find_manifest", "manifest_path_for", "provenance_notes", "sha256_file", "FORMATS", "OutputSet", "neutralise_formulas", "output_format"]

@@ -38,6 +38,9 @@ def atomic_path(target: "str | os.PathLike[str]") -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        mask = os.umask(0o022)
+        os.umask(mask)
+        os.chmod(tmp_path, 0o666 & ~mask)  # mkstemp makes 0600; the output honours the umask like open() would
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

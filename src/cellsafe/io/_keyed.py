@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, InvalidArgumentError
-from ._duckdb import _connect, _quote_ident, source_sql
+from ._duckdb import _connect, _quote_ident, duckdb_error, source_sql
 
 __all__ = ["KeyedCells", "aggregate_with_keys", "FLOAT_KEY_BITS"]
 
@@ -110,8 +110,12 @@ def aggregate_with_keys(
     try:
         con.execute("SET enable_progress_bar = false")  # long scans would draw a bar on the terminal
         if _is_path(source):
-            src = source_sql(source)
             where = repr(str(source))
+            src = source_sql(source, text=True)  # the variables as written; the key's type from DuckDB's sniffer
+            if record_key is not None:
+                sniffed = _column_types(con, source_sql(source))
+                if record_key in sniffed:
+                    src = source_sql(source, text=True, types={record_key: sniffed[record_key]})
         else:
             try:
                 con.register("__records", source)
@@ -157,7 +161,7 @@ def aggregate_with_keys(
         try:
             frame = con.execute(f"SELECT {groups}, {', '.join(aggs)} FROM {src} GROUP BY {groups}").df()
         except Exception as exc:
-            raise DataError(f"cannot aggregate {where}: {exc}") from None
+            raise duckdb_error(exc, source if _is_path(source) else "the data", "aggregate") from None
         if len(frame) == 0:
             raise DataError(f"{where} has no rows; a table needs at least one record.")
         numbered = f"(SELECT row_number() OVER () AS __line, * FROM {src})"
@@ -202,7 +206,7 @@ def _column_types(con: Any, src: str) -> dict[str, str]:
     try:
         return {r[0]: str(r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()}
     except Exception as exc:  # duckdb raises its own exception hierarchy
-        raise DataError(f"cannot read {src}: {exc}") from None
+        raise duckdb_error(exc, src) from None
 
 
 def _key_kind(sql_type: str, name: str, where: str) -> str:

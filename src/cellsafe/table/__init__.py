@@ -14,11 +14,12 @@ from ._flat import (
     strides,
     unravel,
 )
-from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, encode_cells
+from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, count_column_name, encode_cells
 from ._variable import Variable
 from .hierarchy import Hierarchy
 
 __all__ = [
+    "count_column_name",
     "CountTable",
     "Variable",
     "Hierarchy",

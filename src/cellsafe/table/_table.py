@@ -31,6 +31,24 @@ DEFAULT_MAX_DENSE_CELLS = 10**8
 VariablesLike = Sequence["str | Variable"] | Mapping[str, Iterable[Hashable]]
 
 
+def count_column_name(variables: Sequence[str]) -> str:
+    """The name of the counts' column beside ``variables``: ``count``, or the first free of n, freq, frequency.
+
+    Examples
+    --------
+    >>> count_column_name(["sex", "age"]), count_column_name(["count", "n"])
+    ('count', 'freq')
+    """
+    taken = {str(v) for v in variables}
+    for name in ("count", "n", "freq", "frequency"):
+        if name not in taken:
+            return name
+    i = 1
+    while f"count_{i}" in taken:
+        i += 1
+    return f"count_{i}"
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
@@ -299,8 +317,12 @@ class CountTable:
     @property
     def total(self) -> int | float:
         """The grand total n."""
-        s = self._counts.sum()
-        return int(s) if self.is_integer else float(s)
+        if not self.is_integer:
+            return float(self._counts.sum())
+        if self.nnz and int(self._counts.max()) > (2**63 - 1) // self.nnz:
+            # the int64 sum could wrap around; Python integers are exact
+            return sum(int(c) for c in self._counts.tolist())
+        return int(self._counts.sum())
 
     @property
     def index(self) -> np.ndarray:
@@ -351,6 +373,9 @@ class CountTable:
     def to_frame(self, zeros: bool = False, *, max_cells: int = DEFAULT_MAX_DENSE_CELLS) -> pd.DataFrame:
         """Long format: one column per variable (ordered categoricals) and ``count``.
 
+        When a variable is itself named ``count``, the counts take the first free name of
+        :func:`count_column_name` (``n``, ``freq``, ...), never overwriting the variable.
+
         Parameters
         ----------
         zeros : bool, default False
@@ -368,7 +393,7 @@ class CountTable:
             idx, cnt = self._index, self._counts
         codes = unravel(idx, self.shape)
         data = {v.name: _categorical(codes[:, j], v) for j, v in enumerate(self._variables)}
-        data["count"] = np.array(cnt)
+        data[count_column_name(self.names)] = np.array(cnt)
         return pd.DataFrame(data)
 
     def dense(self, *, max_cells: int = DEFAULT_MAX_DENSE_CELLS) -> np.ndarray:
