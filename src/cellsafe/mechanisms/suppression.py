@@ -22,7 +22,7 @@ from .._registry import register
 from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
 from ..published import MagnitudeTable, Publication, PublishedTable, magnitude_table, publication_for
-from ..table import CountTable, Hierarchy
+from ..table import CountTable, Hierarchy, check_table
 from ._base import Mechanism
 from ._gauss import candidate_order, gauss_secondary
 from ._primary import Rule, parse_rule
@@ -147,8 +147,7 @@ class CellSuppression(Mechanism):
     def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[PublishedTable]:
         """The suppressed publication of a frequency table (``m`` identical copies: the method is deterministic)."""
         owner = "CellSuppression.sample"
-        if not isinstance(table, CountTable):
-            raise InvalidArgumentError(f"{owner} needs a cellsafe.CountTable. Got {type(table).__name__} instead.")
+        check_table(table, owner)
         if not table.is_integer:
             raise DataError("cell suppression of a frequency table needs integer counts; use suppress_magnitude for sums.")
         m = check_integer(m, "m", owner, low=1)
