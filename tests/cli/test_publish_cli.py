@@ -40,7 +40,7 @@ def test_publish_ckm_generated_ptable(tmp_path, micro, capsys):
          "--D", 5, "--V", 3, "--js", 2, "--seed", 1, "--output", out], capsys)
     assert rc == 0 and "PublishedTable(method='ckm'" in stdout
     df = pd.read_csv(out)
-    assert list(df.columns) == ["party", "age", "sex", "count"] and len(df) == 24
+    assert list(df.columns) == ["table", "party", "age", "sex", "count"] and len(df) == 24
     assert not df["count"].isin([1, 2]).any()
     again = tmp_path / "again.csv"
     _run(["publish", micro, "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",

@@ -24,7 +24,7 @@ def test_publish_suppress_and_audit(tmp_path, capsys):
     assert main(["publish", str(tmp_path / "people.csv"), *common, "--method", "suppress", "--rule", "freq<=2",
                  "--output", str(out), "--quiet"]) == 0
     frame = pd.read_csv(out, keep_default_na=False)
-    assert list(frame.columns) == ["geo", "sex", "count", "suppression"]
+    assert list(frame.columns) == ["table", "geo", "sex", "count", "suppression"]
     assert set(frame.loc[frame["suppression"] == "primary", "geo"]) == {"m1", "m3"}
     assert "R1" in set(frame["geo"]) and "D2" in set(frame["geo"])
     assert (frame.loc[frame["suppression"] != "", "count"] == "").all()

@@ -8,14 +8,23 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import DataError, InvalidArgumentError
-from ..io import write_frame
 from ..mechanisms.cellkey import CellKeyMethod
 from ..mechanisms.ptable import PTable
 from ..mechanisms.rounding import SmallCountRounding
 from ..mechanisms.suppression import CellSuppression
 from ..published import Publication
 from ..table import CountTable, Hierarchy
-from ._common import EXAMPLES_FORMATTER, add_input_options, add_seed_option, load_table, parse_list, seed_from_args
+from ._common import (
+    EXAMPLES_FORMATTER,
+    add_input_options,
+    add_output_options,
+    add_seed_option,
+    load_table,
+    outputs_from_args,
+    parse_list,
+    resolve_count,
+    seed_from_args,
+)
 
 _EXAMPLES = """\
 examples:
@@ -82,7 +91,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--contributor", metavar="COL", help="magnitude table: contributor id (holdings)")
     c.add_argument("--protect-zeros", action="store_true", help="the frequency rule also suppresses empty cells")
     add_seed_option(p)
-    p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv or .parquet)")
+    p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv, .parquet or .json)")
+    add_output_options(p)
     p.add_argument("--quiet", action="store_true", help="no summary line")
     p.set_defaults(func=run)
 
@@ -140,8 +150,17 @@ def publication_from_args(args: argparse.Namespace, table: CountTable, hierarchi
 
 def run(args: argparse.Namespace) -> int:
     names = parse_list(args.variables)
-    fmt = "parquet" if str(args.output).lower().endswith(".parquet") else "csv"
     rng = seed_from_args(args)
+    inputs = [args.input, args.ptable, *[h.partition("=")[2] for h in args.hierarchy]]
+    outputs = outputs_from_args(args, inputs, seed=rng if args.method == "ckm" and not args.record_key or args.method == "scr" else "unused")
+    with outputs:
+        target = outputs.file(args.output)  # refused before any work: an input, an existing file, an unknown format
+        if not args.count:
+            args.count = resolve_count(args.input, names, None)
+        return _publish(args, names, rng, outputs, target)
+
+
+def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any, target: Any) -> int:
     hierarchies = hierarchies_from_args(args)
     if args.method != "suppress" and (args.rule or args.value or args.contributor or args.protect_zeros):
         raise InvalidArgumentError("--rule, --value, --contributor and --protect-zeros apply to --method suppress only.")
@@ -188,9 +207,35 @@ def run(args: argparse.Namespace) -> int:
         table = load_table(args.input, args.variables, args.count)
         publication = publication_from_args(args, table, hierarchies, zeros=True if args.zeros else None)
         [res] = SmallCountRounding(publication, base=args.base).sample(table, rng=rng)
-    out = res.to_frame()
+    out = _release_frame(res)
     summary = f"{res!r}"
-    path = write_frame(out, args.output, fmt)
+    # the result carries its mechanism's repr: every parameter, the ptable's included
+    outputs.manifest.mechanism = {"method": args.method, "parameters": getattr(res, "mechanism", None)}
+    outputs.manifest.extra["method"] = args.method
+    outputs.manifest.extra["formula"] = args.formula
+    outputs.write_frame(out, target)
     if not args.quiet:
-        print(f"{summary}; wrote {len(out):,} published cells to {path}")
+        print(f"{summary}; wrote {len(out):,} published cells to {args.output} (and its manifest)")
     return 0
+
+
+def _release_frame(res: Any) -> Any:
+    """The published cells with a table id (the crossing each cell belongs to) first, counts as integers.
+
+    Counts are nullable integers (empty where a cell is suppressed), never floats like 12.0.
+    """
+    import numpy as np
+    import pandas as pd
+
+    out = res.to_frame()
+    pub = res.publication
+    labels = np.array([":".join(c) if c else "Total" for c in pub.crossings], dtype=object)
+    name = next(n for n in ("table", "table_id", "table_id_") if n not in out.columns)
+    out.insert(0, name, labels[np.asarray(pub.crossing)])
+    col = getattr(res, "measure", "count")
+    if col in out.columns and col == "count":
+        values = pd.to_numeric(out[col])
+        finite = values.dropna()
+        if (finite == np.floor(finite)).all():
+            out[col] = values.round().astype("Int64")
+    return out
