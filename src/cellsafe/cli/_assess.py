@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "assess",
         help="a priori risk and utility of a synthesizer (tau metrics, expected loss, Hellinger)",
         description="Expected tau1..tau4(k), squared error, synthetic total, Hellinger utility and share of "
-        "cells within p%% of the original, computed exactly from the table's cell-size distribution "
+        "cells within p% of the original, computed exactly from the table's cell-size distribution "
         "(003 section 3.3, 000 section 3.4).",
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,

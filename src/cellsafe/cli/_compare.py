@@ -8,12 +8,13 @@ frequencies by IPF) before the Hellinger utility and the F-beta disclosure risk.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..exceptions import InvalidArgumentError
-from ..io import read_frame
+from ..io import provenance_notes, read_records
 from ..metrics import compare_published
 from ..published import DEFAULT_MAX_INNER, Publication
-from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_list, print_json
+from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, note, parse_list, print_json
 
 _EXAMPLES = """\
 examples:
@@ -49,6 +50,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _published(path: str) -> Any:
+    """A published file read as written (categories as text), its counts as numbers."""
+    import pandas as pd
+
+    frame = read_records(path)
+    if "count" in frame.columns:
+        frame["count"] = pd.to_numeric(frame["count"], errors="raise")
+    return frame
+
+
 def run(args: argparse.Namespace) -> int:
     keys = parse_list(args.keys, "--keys")
     names = parse_list(args.variables)
@@ -64,11 +75,13 @@ def run(args: argparse.Namespace) -> int:
     if len({n for n, _ in pairs}) != len(pairs):
         raise InvalidArgumentError("--published names must be distinct.")
     table = load_table(args.input, args.variables, args.count)
+    for text in provenance_notes([path for _, path in pairs]):
+        note(text)
     # expected inner frequencies spread mass over the zero combinations too (001 section 7), where they fit
     zeros = table.n_cells - table.n_structural_zeros <= DEFAULT_MAX_INNER
     pub = Publication.from_formula(table, args.formula, zeros=zeros)
     results = {
-        name: compare_published(table, read_frame(path), args.sensitive, keys, publication=pub, beta=args.beta)
+        name: compare_published(table, _published(path), args.sensitive, keys, publication=pub, beta=args.beta)
         for name, path in pairs
     }
     if args.json:

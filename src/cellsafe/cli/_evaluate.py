@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_counts, parse_float_list, print_json
+from ._common import (
+    EXAMPLES_FORMATTER,
+    add_input_options,
+    load_table,
+    note,
+    parse_counts,
+    parse_float_list,
+    print_json,
+    resolve_count,
+)
 
 _EXAMPLES = """\
 examples:
@@ -24,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "evaluate",
         help="empirical risk and utility of released tables against the original",
-        description="tau1..tau4(k), share of cells within p%% of the original, trimmed mean percentage "
+        description="tau1..tau4(k), share of cells within p% of the original, trimmed mean percentage "
         "difference, squared error and Hellinger utility, with their mean and spread over implicates.",
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
@@ -32,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("original", metavar="ORIGINAL", help="CSV or Parquet: microdata, or a frequency table with --count")
     p.add_argument("synthetic", metavar="SYNTHETIC", nargs="+", help="released tables (CSV or Parquet)")
     add_input_options(p)
-    p.add_argument("--synthetic-count", default="count", metavar="COL", help="count column of SYNTHETIC (default count)")
+    p.add_argument("--synthetic-count", default=None, metavar="COL",
+                   help="count column of SYNTHETIC (default: a column named 'count', with a note; none: one row per record)")
     p.add_argument("--structural-zeros", metavar="FILE", help="CSV/Parquet listing impossible combinations")
     p.add_argument("--k", default="0,1,2,3", metavar="K,K", help="counts for the tau metrics (default 0,1,2,3)")
     p.add_argument("--p", default="0.5,1,5,10,50", metavar="P,P", help="percentages for 'within p%%'")
@@ -47,11 +57,16 @@ def run(args: argparse.Namespace) -> int:
 
     k = parse_counts(args.k, "--k")
     p = parse_float_list(args.p, "--p")
-    original = load_table(args.original, args.variables, args.count, args.structural_zeros)
+    from ..io import provenance_notes
+
+    original = load_table(args.original, args.variables, args.count, args.structural_zeros, what="ORIGINAL")
     released = []
     for path in args.synthetic:
-        t = CountTable.from_microdata(path, list(original.variables), count=args.synthetic_count)
+        count = resolve_count(path, original.names, args.synthetic_count, "SYNTHETIC")
+        t = CountTable.from_microdata(path, list(original.variables), count=count)
         released.append(original.with_counts(t.index, t.counts))  # keeps the structural zeros
+    for text in provenance_notes(args.synthetic):
+        note(text)
     result = table_metrics(original, released, k=k, p=p, trim=args.trim)
     if args.json:
         out = result.to_dict()

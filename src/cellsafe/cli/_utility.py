@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 import warnings
+from pathlib import Path
 from typing import Any
 
-from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_list, print_json
+from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, note, outputs_from_args, parse_list, print_json, resolve_count, add_output_options
 
 _EXAMPLES = """\
 examples:
@@ -45,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--synthetic-count",
         metavar="COL",
         default=None,
-        help="frequency column of the SYNTHETIC files (default: the --count column; none for microdata)",
+        help="frequency column of the SYNTHETIC files (default: the --count column if they have it, else a column "
+        "named 'count' with a note; none: one row per record)",
     )
     p.add_argument("--model", required=True, metavar="FORMULA", help="log-linear model in R notation, e.g. 'a*b + b*c'")
     p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
@@ -58,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--output", metavar="FILE", default=None, help="write the per-parameter comparison (CSV or Parquet)")
     p.add_argument("--plot", metavar="FILE", default=None, help="boxplots of CI overlap per implicate (PNG, PDF, SVG)")
+    add_output_options(p)
     p.set_defaults(func=run)
 
 
@@ -70,35 +73,48 @@ def _clean(x: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    outputs = outputs_from_args(args, [args.original, *args.synthetic])
+    with outputs:  # the files appear, with their manifests, only when the run completes
+        out_path = outputs.file(args.output, "--output") if args.output else None
+        plot_path = outputs.file(args.plot, "--plot", formats=()) if args.plot else None
+        return _run(args, out_path, plot_path)
+
+
+def _run(args: argparse.Namespace, out_path: Any, plot_path: Any) -> int:
     from ..formula import parse_formula
-    from ..io import read_frame
     from ..metrics.specific import specific_utility
     from ..table import CountTable
 
     names = parse_list(args.variables)
     parse_formula(args.model, names)  # unknown variables fail before any data are read
-    original = load_table(args.original, args.variables, args.count)
-    syn_count = args.synthetic_count if args.synthetic_count is not None else args.count
+    from ..io import file_columns, provenance_notes
+
+    original = load_table(args.original, args.variables, args.count, what="ORIGINAL")
     synthetic = []
     for path in args.synthetic:
-        df = read_frame(path)
-        synthetic.append(CountTable.from_frame(df, list(original.variables), count=syn_count))
+        syn_count = args.synthetic_count
+        if syn_count is None and args.count and Path(path).is_file() and args.count in file_columns(path):
+            syn_count = args.count
+        syn_count = resolve_count(path, names, syn_count, "SYNTHETIC")
+        synthetic.append(CountTable.from_microdata(path, list(original.variables), count=syn_count))
+    for text in provenance_notes(args.synthetic):
+        note(text)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = specific_utility(original, synthetic, args.model, level=args.level, rule=args.rule)
     notes = sorted({str(w.message) for w in caught})
     frame = res.to_frame()
-    if args.output:
+    if out_path is not None:
         from ..io import write_frame
 
-        write_frame(frame.reset_index(), args.output)
-    if args.plot:
+        write_frame(frame.reset_index(), out_path)
+    if plot_path is not None:
         from ..report import plot_overlap
 
         groups = {f"{i + 1}": res.overlap_implicates[i] for i in range(res.m)}
         if res.m > 1:
             groups["combined"] = frame["overlap"].to_numpy()
-        plot_overlap(groups, args.plot, title=f"CI overlap: {args.model}", xlabel="synthetic implicate")
+        plot_overlap(groups, plot_path, title=f"CI overlap: {args.model}", xlabel="synthetic implicate")
     overview = {k: _clean(v) for k, v in res.overview().items()}
     if args.json:
         records = []
