@@ -119,6 +119,15 @@ class ConditionedNegativeBinomial:
         else:
             self._scale, self._batch = np.ones_like(self.r), 1
 
+    @property
+    def proposal_scale(self) -> np.ndarray:
+        """Scales s_i of the rejection sampler's proposal mu_i = s_i Gamma(r_i), tilted so that E[sum mu] = total.
+
+        A sampler that draws the proposal elsewhere (in blocks of cells, say) uses these scales and
+        accepts a proposal with probability (S / total)**total e**(total - S), S = sum mu (Notes).
+        """
+        return self._scale
+
     def draw(self, rng: RNGLike = None) -> np.ndarray:
         """One exact draw.
 

@@ -1,15 +1,16 @@
 """The synthesis domain of the fixed-total DP synthesizers (multinomial-Dirichlet, Poisson-gamma).
 
 A fixed-total synthesizer with a positive prior on every cell can put events in any
-non-structural cell, so it has to visit all of them.  The functions here walk the non-structural
-cells of a table in blocks of flat indices, so memory stays bounded by the block size.
+non-structural cell, so it has to visit all of them (block by block: see
+:mod:`cellsafe.mechanisms._fixed_total`).  The functions here check such tables and parameters and
+list or densify their non-structural cells.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -18,19 +19,14 @@ from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
 from ..table import INDEX_DTYPE, CountTable, check_table
 
 __all__ = [
-    "BLOCK",
     "DEFAULT_MAX_SYNTH_CELLS",
     "check_domain_size",
-    "blocks",
     "dense_block",
     "check_integer_table",
     "check_positive_values",
     "dense_outputs",
     "non_structural_index",
 ]
-
-#: Number of flat indices handled at once (2**20).
-BLOCK = 1 << 20
 
 #: The largest number of non-structural cells a full-domain synthesizer accepts by default.
 DEFAULT_MAX_SYNTH_CELLS = 50_000_000
@@ -81,12 +77,6 @@ def check_domain_size(table: CountTable, max_cells: int, owner: str) -> int:
     return k
 
 
-def blocks(n_cells: int, block: int = BLOCK) -> Iterator[tuple[int, int, int]]:
-    """(block number, first flat index, end flat index) covering [0, n_cells)."""
-    for b, lo in enumerate(range(0, n_cells, block)):
-        yield b, lo, min(lo + block, n_cells)
-
-
 def dense_block(table: CountTable, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """Counts of cells [lo, hi) as a dense float array, and a mask of the non-structural ones."""
     idx, cnt = table.index, table.counts
@@ -115,5 +105,7 @@ def non_structural_index(table: CountTable) -> np.ndarray:
     """Flat indices of every non-structural cell (call only after :func:`check_domain_size`)."""
     all_idx = np.arange(table.n_cells, dtype=INDEX_DTYPE)
     if table.n_structural_zeros:
-        all_idx = np.setdiff1d(all_idx, table.structural_zeros, assume_unique=True)
+        possible = np.ones(table.n_cells, dtype=bool)
+        possible[table.structural_zeros] = False
+        all_idx = all_idx[possible]
     return all_idx

@@ -15,18 +15,16 @@ so ``alpha >= z. / (e^epsilon - 1)`` in every cell is necessary and sufficient f
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from scipy.special import gammaln
 
 from .._params import Param
-from .._random import RNGLike, as_seed_sequence, stream
 from .._registry import register
 from .._validation import check_integer, check_real
 from ._domain import (
     DEFAULT_MAX_SYNTH_CELLS,
-    blocks,
     check_domain_size,
     check_integer_table,
     check_positive_values,
@@ -36,16 +34,17 @@ from ._domain import (
 )
 from ..exceptions import DataError
 from ..table import INDEX_DTYPE, CountTable
-from ._base import Mechanism
+from ._base import table_blocks
+from ._fixed_total import FixedTotalMechanism, GammaBlock, GammaBlocks
 
 __all__ = ["MultinomialDirichletSynthesizer"]
 
 _OWNER = "MultinomialDirichletSynthesizer"
-_PURPOSE = 0x4D44  # stream key of this synthesizer ("MD")
+_MATERIALIZE = 1 << 22  # domains up to this many cells keep their blocks in memory across implicates
 
 
 @register("mechanism", "dirichlet")
-class MultinomialDirichletSynthesizer(Mechanism):
+class MultinomialDirichletSynthesizer(FixedTotalMechanism):
     """Fixed-total synthesis from the Dirichlet-multinomial posterior predictive.
 
     Parameters
@@ -74,11 +73,13 @@ class MultinomialDirichletSynthesizer(Mechanism):
     guarantee ``epsilon = log(1 + z. / min alpha)`` (004 eq. 5), exact whenever the table has at
     least two cells; :func:`cellsafe.dp.verify_epsilon` confirms it by enumeration on small tables.
 
-    Sampling visits the non-structural cells in blocks of 2**20 flat indices: the Dirichlet draw is
-    a vector of gamma variates, the total is first split between blocks by a multinomial on the
-    block sums and then within each block, regenerating the block's gammas from its keyed stream.
-    This is the same law as one multinomial on the normalized gammas, with memory bounded by the
-    block size, and the same ``rng`` gives the same table however the work is split.
+    Sampling visits the non-structural cells block by block (the flat-index blocks of
+    :mod:`cellsafe._random`): theta ~ Dir(y + alpha) is a vector of gamma variates normalized, so
+    one implicate is the two-pass scheme of :mod:`cellsafe.mechanisms._fixed_total` with weights
+    Gamma(y_i + alpha_i): block sums (:meth:`block_weight_sums`), the total split over blocks
+    (:meth:`split_total`), then within each block (:meth:`release_block`).  This is the law of one
+    multinomial on the normalized gammas, with memory bounded by the block size, and the same
+    ``rng`` gives the same table however the blocks are processed.
 
     Examples
     --------
@@ -150,69 +151,38 @@ class MultinomialDirichletSynthesizer(Mechanism):
             a_min = float(np.min(self.alpha))
         return math.log1p(n / a_min)
 
-    # ------------------------------------------------------------------ sampling
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
-        """Draw ``m`` synthetic tables with the same total.
+    # ------------------------------------------------------------------ sampling (the kernels are inherited)
+    _purpose = 0x4D44  # "MD"
 
-        Parameters
-        ----------
-        table : CountTable
-            Integer counts.
-        m : int, default 1
-            Number of implicates.
-        rng : None, int, SeedSequence, Generator or "secure"
-
-        Returns
-        -------
-        list of CountTable
-            On the same variables and structural zeros.
-
-        Notes
-        -----
-        Each implicate is a release from the same data: ``m`` implicates cost ``m * epsilon``
-        by sequential composition (002 section 7.7.1).  Calibrate with epsilon / m per implicate.
-        """
+    def _check_sample_table(self, table: CountTable) -> int:
         check_integer_table(table, f"{_OWNER}.sample")
-        m = check_integer(m, "m", f"{_OWNER}.sample", low=1)
         check_domain_size(table, self.max_cells, _OWNER)
         self._check_alpha_length(table)
-        root = as_seed_sequence(rng)
-        total = int(table.total)
-        out = []
-        for k in range(m):
-            idx, cnt = self._one(table, total, root, k)
-            out.append(table.with_counts(idx, cnt))
-        return out
+        return int(table.total)
 
-    def _gammas(self, table: CountTable, root: np.random.SeedSequence, k: int, b: int, lo: int, hi: int) -> np.ndarray:
-        y, ok = dense_block(table, lo, hi)
-        alpha = self.alpha if np.ndim(self.alpha) == 0 else np.asarray(self.alpha, dtype=float)[lo:hi]
-        shape = (y + alpha)[ok]
-        g = np.zeros(hi - lo)
-        g[ok] = stream(root, _PURPOSE, k, b).standard_gamma(shape)
-        return g
+    def gamma_blocks(self, table: CountTable) -> "GammaBlocks | list[GammaBlock]":
+        """Every block's non-structural cells with shapes y_i + alpha_i (scale 1).
 
-    def _one(
-        self, table: CountTable, total: int, root: np.random.SeedSequence, k: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        spans = list(blocks(table.n_cells))
-        if len(spans) == 1:
-            g = self._gammas(table, root, k, 0, 0, table.n_cells)
-            z = stream(root, _PURPOSE, k, 1 << 40).multinomial(total, g / g.sum())
-            nz = np.flatnonzero(z)
-            return nz.astype(INDEX_DTYPE), z[nz].astype(np.int64)
-        sums = np.array([self._gammas(table, root, k, b, lo, hi).sum() for b, lo, hi in spans])
-        per_block = stream(root, _PURPOSE, k, 1 << 40).multinomial(total, sums / sums.sum())
-        idx_parts, cnt_parts = [], []
-        for (b, lo, hi), zb in zip(spans, per_block):
-            if zb == 0:
+        Built once when the domain is small (at most 2**22 cells), otherwise rebuilt on each pass,
+        one block at a time, so that memory stays bounded by the block size.
+        """
+        if table.n_cells - table.n_structural_zeros <= _MATERIALIZE:
+            return list(self._iter_gamma_blocks(table))
+        return GammaBlocks(lambda: self._iter_gamma_blocks(table))
+
+    def _iter_gamma_blocks(self, table: CountTable) -> Iterator[GammaBlock]:
+        alpha = None if np.ndim(self.alpha) == 0 else np.asarray(self.alpha, dtype=float)
+        for block in table_blocks(table, with_empty=True):
+            cells = np.arange(block.lo, block.hi, dtype=INDEX_DTYPE)
+            if block.structural_zeros.size:
+                possible = np.ones(cells.size, dtype=bool)
+                possible[block.structural_zeros - block.lo] = False
+                cells = cells[possible]
+            if not cells.size:
                 continue
-            g = self._gammas(table, root, k, b, lo, hi)
-            z = stream(root, _PURPOSE, k, (1 << 40) + 1 + b).multinomial(int(zb), g / g.sum())
-            nz = np.flatnonzero(z)
-            idx_parts.append(nz.astype(INDEX_DTYPE) + lo)
-            cnt_parts.append(z[nz].astype(np.int64))
-        return np.concatenate(idx_parts), np.concatenate(cnt_parts)
+            shape = np.full(cells.size, float(self.alpha)) if alpha is None else alpha[cells]
+            shape[np.searchsorted(cells, block.index)] += block.counts
+            yield GammaBlock(block.number, cells, shape, np.ones(1))
 
     # ------------------------------------------------------------------ exact likelihood
     def log_pmf(self, z: Any, table: CountTable) -> np.ndarray:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._params import Param
-from .._random import RNGLike, as_seed_sequence, stream
+from .._random import RNGLike, block_starts, stream
 from .._registry import register
 from .._validation import check_integer, check_real
 from ._domain import (
@@ -36,12 +36,11 @@ from ._domain import (
 from ..distributions import ConditionedNegativeBinomial, DiscreteLaplace, conditioned_nb_log_pmf
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..table import INDEX_DTYPE, CountTable, check_same_variables, unravel
-from ._base import Mechanism
+from ._fixed_total import DRIVER, FixedTotalMechanism, GammaBlock
 
 __all__ = ["PoissonGammaSynthesizer", "PoissonGammaMultinomialSynthesizer"]
 
-_PURPOSE_EXACT = 0x5047  # "PG"
-_PURPOSE_SHORTCUT = 0x504D  # "PM"
+_ACCEPT_STEP = 0  # the driver's acceptance uniforms (its split of the total is step 1)
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ def _per_cell(value: Any, name: str, domain: np.ndarray, table: CountTable) -> n
     )
 
 
-class _PoissonGammaBase(Mechanism):
+class _PoissonGammaBase(FixedTotalMechanism):
     _owner = "PoissonGammaSynthesizer"
 
     _params = (
@@ -135,9 +134,24 @@ class _PoissonGammaBase(Mechanism):
         """Flat indices of the synthesized cells (positive population, not structural)."""
         return _domain(self.population, table, self.max_cells, type(self).__name__)[0]
 
-    def _release(self, table: CountTable, cells: _Cells, z: np.ndarray) -> CountTable:
-        nz = np.flatnonzero(z)
-        return table.with_counts(cells.index[nz], z[nz].astype(np.int64))
+    # ------------------------------------------------------------------ sampling (the kernels are inherited)
+    def _check_sample_table(self, table: CountTable) -> int:
+        check_integer_table(table, f"{type(self).__name__}.sample")
+        return int(table.total)
+
+    def gamma_blocks(self, table: CountTable) -> list[GammaBlock]:
+        """The synthesized cells, block by block, with the shapes and scales of their gamma weights."""
+        c = self._cells(table, "sample")
+        shape, scale = self._gamma_parameters(c, int(table.total))
+        starts = block_starts(c.index, table.n_cells)
+        return [
+            GammaBlock(b, c.index[s0:s1], shape[s0:s1], scale[s0:s1])
+            for b, (s0, s1) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist()))
+            if s1 > s0
+        ]
+
+    def _gamma_parameters(self, c: _Cells, total: int) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         def show(v: Any) -> str:
@@ -168,7 +182,9 @@ def _domain(population: Any, table: CountTable, max_cells: int, owner: str) -> t
         idx = np.flatnonzero(arr > 0).astype(INDEX_DTYPE)
         n = arr[idx]
     if table.n_structural_zeros:
-        keep = ~np.isin(idx, table.structural_zeros)
+        sz = table.structural_zeros  # sorted: membership by binary search, not np.isin's hashing
+        pos = np.minimum(np.searchsorted(sz, idx), sz.size - 1)
+        keep = sz[pos] != idx
         idx, n = idx[keep], n[keep]
     if idx.shape[0] > max_cells:
         raise TableTooLargeError(f"{owner}: {idx.shape[0]:,} cells with a population exceed max_cells={max_cells:,}.")
@@ -202,7 +218,11 @@ class PoissonGammaSynthesizer(_PoissonGammaBase):
     One implicate is a draw of z with sum z. = y. from the posterior predictive negative
     binomials NB(y_i + a_i, n_i / (b_i + 2 n_i)) of 004 eq. 8 conditioned on their sum (004 eq. 9
     for two cells; the same construction for I cells), by exact rejection sampling
-    (:class:`cellsafe.distributions.ConditionedNegativeBinomial`).
+    (:class:`cellsafe.distributions.ConditionedNegativeBinomial`), run on the flat-index blocks
+    in two passes (:mod:`cellsafe.mechanisms._fixed_total`): the block sums of numbered proposals
+    (:meth:`block_weight_sums`), the acceptance test and the split of the total over the blocks
+    (:meth:`accept_attempts`, :meth:`split_total`), then the multinomial within each block
+    (:meth:`release_block`).
 
     **Privacy.**  Write q_k = n_k / (b_k + 2 n_k), r_k = y_k + a_k, and W(y) for the sum over
     outputs with total z. of prod_k Gamma(z_k + r_k) / (z_k! Gamma(r_k)) q_k**z_k.  Moving one event
@@ -333,30 +353,50 @@ class PoissonGammaSynthesizer(_PoissonGammaBase):
         return _epsilon_bound(float(table.total), c.a, q)
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
-        """Draw ``m`` synthetic tables with the original total.
+    _purpose = 0x5047  # "PG"
 
-        Parameters
-        ----------
-        table : CountTable
-            Integer counts, zero wherever the population is zero.
-        m : int, default 1
-        rng : None, int, SeedSequence, Generator or "secure"
+    def _gamma_parameters(self, c: _Cells, total: int) -> tuple[np.ndarray, np.ndarray]:
+        # the proposal of the exact rejection sampler: NB(r_i, q_i) as Poisson(s_i Gamma(r_i)), tilted
+        r, q = self._nb_parameters(c)
+        return r, ConditionedNegativeBinomial(r, q, total).proposal_scale
 
-        Returns
-        -------
-        list of CountTable
+    def accept_attempts(
+        self, proposal_sums: Any, attempts: Any, total: int, root: np.random.SeedSequence, implicate: int
+    ) -> int | None:
+        """Driver: the first accepted attempt among ``attempts``, or None.
 
-        Notes
-        -----
-        Each implicate is a release from the same data: ``m`` implicates cost ``m * epsilon``
-        by sequential composition (002 section 7.7.1).  Calibrate with epsilon / m per implicate.
+        Attempt j, whose weights sum to S_j over all blocks (the sums of :meth:`block_weight_sums`),
+        is accepted with probability (S_j / z.)**z. e**(z. - S_j) <= 1, with one uniform of its own
+        stream: the exact rejection sampler of :class:`~cellsafe.distributions.ConditionedNegativeBinomial`
+        (whose :attr:`~cellsafe.distributions.ConditionedNegativeBinomial.proposal_scale` the blocks
+        carry), and the answer does not depend on how attempts are batched.
         """
-        m = check_integer(m, "m", f"{type(self).__name__}.sample", low=1)
-        c = self._cells(table, "sample")
-        root = as_seed_sequence(rng)
-        law = ConditionedNegativeBinomial(*self._nb_parameters(c), int(table.total))
-        return [self._release(table, c, law.draw(stream(root, _PURPOSE_EXACT, k))) for k in range(m)]
+        big_s = np.asarray(proposal_sums, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            log_w = total * np.log(big_s / total) - big_s + total
+        for j, lw in zip(attempts, log_w.tolist()):
+            u = stream(root, self._purpose, implicate, DRIVER, _ACCEPT_STEP, int(j)).random()
+            if math.log(u) < lw:
+                return int(j)
+        return None
+
+    def _accepted_attempt(
+        self, blocks: list[GammaBlock], total: int, root: np.random.SeedSequence, implicate: int
+    ) -> tuple[int, np.ndarray]:
+        if sum(b.index.size for b in blocks) == 1:  # one cell receives every event whatever the weights
+            return 0, np.ones(1)
+        r = np.concatenate([b.shape for b in blocks])
+        s = np.concatenate([b.scale for b in blocks])
+        rate = math.sqrt(total / (total + float(np.sum(r * s**2))))  # about the acceptance rate
+        batch = int(min(max(1, math.ceil(2.0 / rate)), 64))
+        first = 0
+        while True:
+            attempts = range(first, first + batch)
+            sums = np.array([self.block_weight_sums(b, root, implicate, attempts) for b in blocks])  # (blocks, batch)
+            j = self.accept_attempts(sums.sum(axis=0), attempts, total, root, implicate)
+            if j is not None:
+                return j, sums[:, j - first]
+            first += batch
 
     def log_pmf(self, z: Any, table: CountTable) -> np.ndarray:
         """Exact log P(synthetic counts z | table), z dense over all K cells (..., K); small tables only."""
@@ -384,7 +424,8 @@ class PoissonGammaMultinomialSynthesizer(_PoissonGammaBase):
     z ~ Mult(y., n_i lambda_i / sum_j n_j lambda_j).  This is not the law of
     :class:`PoissonGammaSynthesizer` (negative binomials conditioned on their sum) unless all
     b_i / n_i are equal, and no epsilon is attached to it.  It serves as a speed baseline and for
-    comparisons of utility.
+    comparisons of utility.  Sampling is the two-pass block scheme of
+    :mod:`cellsafe.mechanisms._fixed_total` with weights n_i lambda_i.
 
     Parameters
     ----------
@@ -392,18 +433,11 @@ class PoissonGammaMultinomialSynthesizer(_PoissonGammaBase):
         As for :class:`PoissonGammaSynthesizer`.
     """
 
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
-        """Draw ``m`` tables with the original total (see the class docstring)."""
-        m = check_integer(m, "m", f"{type(self).__name__}.sample", low=1)
-        c = self._cells(table, "sample")
-        root = as_seed_sequence(rng)
-        total = int(table.total)
-        out = []
-        for k in range(m):
-            gen = stream(root, _PURPOSE_SHORTCUT, k)
-            mu = gen.standard_gamma(c.y + c.a) * c.theta
-            out.append(self._release(table, c, gen.multinomial(total, mu / mu.sum())))
-        return out
+    _purpose = 0x504D  # "PM"
+
+    def _gamma_parameters(self, c: _Cells, total: int) -> tuple[np.ndarray, np.ndarray]:
+        # n_i lambda_i with lambda_i ~ Gamma(y_i + a_i, rate n_i + b_i)
+        return (c.y + c.a).astype(float), c.theta
 
 
 # ---------------------------------------------------------------------- privacy bound
