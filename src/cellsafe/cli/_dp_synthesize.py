@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import json
 import time
 from pathlib import Path
@@ -11,12 +12,20 @@ import numpy as np
 
 from ..dp import PrivacyAccountant
 from ..exceptions import DataError, InvalidArgumentError
-from ..io import atomic_path, read_frame, write_frame
-from ..io import ensure_writable_dir
+from ..io import read_frame
 from ..mechanisms.dirichlet import MultinomialDirichletSynthesizer
 from ..mechanisms.poisson_gamma import PoissonGammaSynthesizer
 from ..table import CountTable
-from ._common import EXAMPLES_FORMATTER, add_input_options, add_seed_option, load_table, parse_list, seed_from_args
+from ._common import (
+    EXAMPLES_FORMATTER,
+    add_input_options,
+    add_output_options,
+    add_seed_option,
+    load_table,
+    outputs_from_args,
+    parse_list,
+    seed_from_args,
+)
 
 _EXAMPLES = """\
 examples:
@@ -78,6 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="DIR", help="folder for the synthetic tables")
     p.add_argument("--format", choices=("csv", "parquet"), default="csv", help="output file format (default csv)")
+    add_output_options(p)
     p.add_argument("--budget-log", metavar="LOG", help="privacy budget log (see 'cellsafe budget') to charge")
     p.add_argument("--quiet", action="store_true", help="no summary")
     p.set_defaults(func=run)
@@ -112,7 +122,12 @@ def run(args: argparse.Namespace) -> int:
     if args.prior_epsilon is not None and not regional:
         raise InvalidArgumentError("--prior-epsilon applies to --prior regional:VAR only (it releases the regional totals).")
     accountant = PrivacyAccountant.load(args.budget_log) if args.budget_log else None
-    out_dir = ensure_writable_dir(args.output)
+    outputs = outputs_from_args(args, [args.input], seed=seed_from_args(args))
+    with outputs:  # the folder appears, with its manifest, only when every table is written
+        return _run(args, accountant, outputs, outputs.folder(args.output))
+
+
+def _run(args: argparse.Namespace, accountant: Any, outputs: Any, out_dir: Path) -> int:
     t0 = time.perf_counter()
     table, pop = _load(args)
     seed = seed_from_args(args)
@@ -136,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         )
     tables = synth.sample(table, m=args.m, rng=seed)
     for i, syn in enumerate(tables, start=1):
-        write_frame(syn.to_frame(), Path(out_dir) / f"synthetic_{i}.{args.format}", args.format)
+        outputs.write_frame(syn.to_frame(), Path(out_dir) / f"synthetic_{i}.{args.format}")
     meta = {
         "mechanism": args.mechanism,
         "epsilon_per_implicate": per_implicate,
@@ -148,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
         "cells": int(table.n_cells),
         "parameters": info,
     }
-    with atomic_path(Path(out_dir) / "dp_synthesis.json") as tmp:
-        tmp.write_text(json.dumps(meta, indent=2) + "\n")
+    (Path(out_dir) / "dp_synthesis.json").write_text(json.dumps(meta, indent=2) + "\n")
+    outputs.manifest.extra.update(meta)
     if not args.quiet:
         print(
             f"{args.mechanism}: total {table.total:,} over {table.n_cells:,} cells; epsilon {per_implicate:.4g} per "

@@ -60,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--utility", default="mse", choices=("mse", "hellinger"), help="utility measure (default mse)")
     p.add_argument("--output", required=True, metavar="FILE", help="CSV or Parquet file for the points")
     p.add_argument("--plot", default=None, metavar="FILE", help="also draw the frontier (PNG or SVG)")
+    from ._common import add_output_options
+
+    add_output_options(p, csv=False)
     p.set_defaults(func=run)
 
 
@@ -88,6 +91,16 @@ def _grid(text: str) -> tuple[int | None, list[dict] | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ._common import outputs_from_args
+
+    outputs = outputs_from_args(args, [args.input, args.structural_zeros, args.grid])
+    with outputs:  # checked before any work; the files appear with their manifests when the run completes
+        out_path = outputs.file(args.output, "--output")
+        plot_path = outputs.file(args.plot, "--plot", formats=()) if args.plot else None
+        return _run(args, out_path, plot_path)
+
+
+def _run(args: argparse.Namespace, out_path: Path, plot_path: Path | None) -> int:
     from ..exceptions import InvalidArgumentError
     from ..io import write_frame
     from ..tuning import frontier
@@ -106,11 +119,11 @@ def run(args: argparse.Namespace) -> int:
     result = frontier(
         table, grid, families=families, n=n or 100, alpha=args.alpha, risk=args.risk, utility=args.utility
     )
-    write_frame(result.points, args.output)
-    if args.plot:
+    write_frame(result.points, out_path)
+    if plot_path is not None:
         from ..report import plot_frontier
 
-        plot_frontier(result, path=args.plot)
+        plot_frontier(result, path=plot_path)
     eff = result.efficient
     print(
         f"{len(result.points)} settings, {len(eff)} on the frontier (risk {result.risk}, utility {result.utility}); "
