@@ -123,6 +123,15 @@ def run(args: argparse.Namespace) -> int:
     original = read_frame(args.original)
     synthetic = [read_frame(p) for p in args.synthetic]
     holdout = read_frame(args.holdout) if args.holdout else None
+    for path, frame in zip(args.synthetic, synthetic):
+        if "count" in frame.columns and "count" not in original.columns:
+            from ..exceptions import DataError
+
+            raise DataError(
+                f"SYNTHETIC {path!r} has a 'count' column that the original lacks: it looks like a frequency table, "
+                "and its rows would be read as single records. Turn it into records first: cellsafe expand "
+                f"{path} --variables ... --output records.parquet"
+            )
     _align_number_columns([original, *synthetic] + ([holdout] if holdout is not None else []))
     if args.categorical == "all":
         categorical = [str(c) for c in original.columns]

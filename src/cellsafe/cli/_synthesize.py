@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         table = table_from_args(args)
         # one implicate at a time, written as drawn: memory flat in m
         for i, syn in enumerate(synth.implicates(table, args.m, rng=seed, progress=progress_from_args(args)), start=1):
-            out.write_frame(syn.to_frame(), Path(folder) / f"synthetic_{i}.{args.format}")
+            out.write_frame(syn.to_frame(), Path(folder) / f"synthetic_{i}.{args.format or 'csv'}")
     if not args.quiet:
         print(
             f"{synth!r}: {table.n_cells:,} cells ({table.nnz:,} non-zero), total {table.total:,}; "

@@ -100,6 +100,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    except (MemoryError, ValueError) as exc:
+        if not isinstance(exc, MemoryError) and "too big" not in str(exc) and "too large" not in str(exc):
+            raise
+        print(
+            f"cellsafe {args.command}: error: the result is too large for this machine's memory; "
+            "use smaller parameters or a smaller table.",
+            file=sys.stderr,
+        )
+        return 2
     except (OverflowError, FloatingPointError) as exc:
         print(
             f"cellsafe {args.command}: error: a parameter is too large for the computation ({exc}); "
