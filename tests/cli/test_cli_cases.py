@@ -276,3 +276,25 @@ def test_implicates_one_at_a_time_equal_one_call():
     one_by_one = list(synth.implicates(t, 5, rng=3))
     alone = [next(synth.implicates(t, 1, rng=3, first=i)) for i in range(5)]
     assert all(a.equals(b) and a.equals(c) for a, b, c in zip(together, one_by_one, alone))
+
+
+@pytest.mark.slow
+def test_synthesize_memory_flat_in_m(tmp_path, capsys):
+    """Implicates are written as drawn: the peak of traced memory does not grow with m."""
+    import tracemalloc
+
+    _files(tmp_path)
+
+    def peak(m: int) -> int:
+        tracemalloc.start()
+        rc = main(["synthesize", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count",
+                   "--distribution", "nbi", "--sigma", "1", "--alpha", "0.5", "-m", str(m), "--seed", "1",
+                   "--quiet", "--output", str(tmp_path / f"m{m}")])
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert rc == 0
+        return top
+
+    small, large = peak(10), peak(1000)
+    assert (tmp_path / "m1000" / "synthetic_1000.csv").exists()
+    assert large < 1.5 * small + 2**20, (small, large)
