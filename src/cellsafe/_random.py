@@ -7,6 +7,11 @@ keyed by *(purpose, implicate, block)* (:func:`stream`).  Because a block's stre
 on its key, a table computed in one piece, in chunks of blocks, or on many workers gets the same
 numbers.
 
+``rng="secure"`` is the cryptographic source of :mod:`cellsafe._secure`: the root is a
+:class:`~cellsafe._secure.SecureSeed` (a secret key from ``os.urandom``) and every stream a
+:class:`~cellsafe._secure.SecureGenerator` (keyed SHAKE-256), never a numpy bit generator.  The
+block scheme is the same, so a secure release is also independent of chunking within its run.
+
 The one block scheme
 --------------------
 Blocks are ranges of flat indices: block ``b`` of a table with ``n_cells`` cells holds the flat
@@ -24,12 +29,16 @@ from typing import Union
 
 import numpy as np
 
+from ._secure import SecureGenerator, SecureSeed
 from .exceptions import InvalidArgumentError
 
-RNGLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator, str]
+RNGLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator, str, SecureSeed, SecureGenerator]
 
 __all__ = [
     "RNGLike",
+    "SecureSeed",
+    "SecureGenerator",
+    "is_secure",
     "as_generator",
     "as_seed_sequence",
     "stream",
@@ -48,21 +57,29 @@ MIN_BLOCK_BITS = 20
 MAX_BLOCK_COUNT_BITS = 12
 
 
-def as_seed_sequence(rng: RNGLike) -> np.random.SeedSequence:
-    """Convert ``rng`` to a :class:`~numpy.random.SeedSequence`.
+def is_secure(rng: RNGLike) -> bool:
+    """Whether ``rng`` names the cryptographic source (``"secure"``, a SecureSeed or a SecureGenerator)."""
+    return (isinstance(rng, str) and rng == "secure") or isinstance(rng, (SecureSeed, SecureGenerator))
+
+
+def as_seed_sequence(rng: RNGLike) -> "np.random.SeedSequence | SecureSeed":
+    """Convert ``rng`` to the root of keyed streams: a :class:`~numpy.random.SeedSequence`, or a
+    :class:`~cellsafe._secure.SecureSeed` for the cryptographic source.
 
     A Generator is consumed once (four 64-bit words), so successive calls with the same
-    Generator give different, reproducible sequences.  ``"secure"`` draws 256 bits from the
-    operating system's entropy source.
+    Generator give different, reproducible sequences.  ``"secure"`` draws a 256-bit key from the
+    operating system's CSPRNG; the streams under it are cryptographic (:mod:`cellsafe._secure`).
     """
     if rng is None:
         return np.random.SeedSequence()
     if isinstance(rng, str):
         if rng == "secure":
-            return np.random.SeedSequence(int.from_bytes(os.urandom(32), "little"))
+            return SecureSeed()
         raise InvalidArgumentError(f"rng must be None, an int, a SeedSequence, a Generator or 'secure'. Got {rng!r}.")
-    if isinstance(rng, np.random.SeedSequence):
+    if isinstance(rng, (np.random.SeedSequence, SecureSeed)):
         return rng
+    if isinstance(rng, SecureGenerator):
+        return SecureSeed(rng.bytes(32))
     if isinstance(rng, np.random.Generator):
         return np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=4, dtype=np.int64)])
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
@@ -74,19 +91,26 @@ def as_seed_sequence(rng: RNGLike) -> np.random.SeedSequence:
     )
 
 
-def as_generator(rng: RNGLike) -> np.random.Generator:
-    """Convert ``rng`` to a :class:`~numpy.random.Generator` (a Generator is returned unchanged)."""
-    if isinstance(rng, np.random.Generator):
+def as_generator(rng: RNGLike) -> "np.random.Generator | SecureGenerator":
+    """Convert ``rng`` to a Generator (a Generator is returned unchanged; ``"secure"`` gives a
+    :class:`~cellsafe._secure.SecureGenerator` with a fresh key)."""
+    if isinstance(rng, (np.random.Generator, SecureGenerator)):
         return rng
-    return np.random.Generator(np.random.PCG64(as_seed_sequence(rng)))
+    root = as_seed_sequence(rng)
+    if isinstance(root, SecureSeed):
+        return root.generator()
+    return np.random.Generator(np.random.PCG64(root))
 
 
-def stream(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
+def stream(root: "np.random.SeedSequence | SecureSeed", *key: int) -> "np.random.Generator | SecureGenerator":
     """The Generator keyed by ``key`` (non-negative ints) under ``root``.
 
     Equal ``(root, key)`` give identical streams on any machine; distinct keys give
-    statistically independent streams (SeedSequence spawn keys).
+    statistically independent streams (SeedSequence spawn keys).  Under a secure root the stream
+    is cryptographic and identical only within the run that holds the key.
     """
+    if isinstance(root, SecureSeed):
+        return root.generator(*key)
     child = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in key))
     return np.random.Generator(np.random.PCG64(child))
 

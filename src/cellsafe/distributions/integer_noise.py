@@ -71,9 +71,8 @@ def _size(size: Any, owner: str) -> tuple[int, Any]:
 
 
 def _generator(rng: RNGLike) -> Any:
-    # "secure": every bit of every draw from the operating system (the samplers need only integers)
-    if isinstance(rng, str) and rng == "secure":
-        return _exact.SecureIntegers()
+    # The samplers need only uniform integers (``integers(0, high, size, dtype)``): a numpy
+    # Generator when seeded, the cryptographic source of cellsafe._secure for "secure".
     return as_generator(rng)
 
 

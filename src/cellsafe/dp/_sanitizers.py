@@ -17,14 +17,14 @@ The two integer mechanisms draw their noise exactly, in 64-bit integer arithmeti
 :class:`~cellsafe.distributions.DiscreteLaplace` and :class:`~cellsafe.distributions.DiscreteGaussian`:
 correct for every epsilon whose noise fits 64-bit integers, a
 :class:`~cellsafe.distributions.NoiseOverflowError` below that, and no cap on the noise.  With
-``rng="secure"`` every random bit comes from the operating system (``os.urandom``); the continuous
-mechanisms use uniforms with 53 random bits from the same source.
+``rng="secure"`` every random bit comes from the cryptographic source of ``cellsafe._secure`` (keyed
+SHAKE-256 under a key from ``os.urandom``); the continuous mechanisms use uniforms with 53 random
+bits from the same source.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
@@ -50,17 +50,13 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 class _Uniforms:
-    """Open-interval (0, 1) uniforms from a numpy Generator or from the OS entropy source."""
+    """Open-interval (0, 1) uniforms from a numpy Generator or from the cryptographic source ("secure")."""
 
     def __init__(self, rng: RNGLike) -> None:
-        self.secure = isinstance(rng, str) and rng == "secure"
-        self.gen = None if self.secure else as_generator(rng)
+        self.gen = as_generator(rng)
 
     def __call__(self, n: int) -> np.ndarray:
-        if self.secure:
-            k = np.frombuffer(os.urandom(8 * n), dtype=np.uint64) >> np.uint64(11)
-        else:
-            k = self.gen.integers(0, 2**53, size=n, dtype=np.int64)
+        k = self.gen.integers(0, 2**53, size=n, dtype=np.int64)
         return (k.astype(np.float64) + 0.5) / _TWO53
 
 
