@@ -39,10 +39,19 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
-    if isinstance(value, list) and len(value) > 8:
-        return f"[{', '.join(_fmt(v) for v in value[:8])}, ... ({len(value)} values)]"
+        return ", ".join(f"{k}=({_fmt(v)})" if isinstance(v, dict) else f"{k}={_fmt(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        more = f", ... ({len(value)} values)" if len(value) > 8 else ""
+        return f"[{', '.join(_fmt(v) for v in value[:8])}{more}]"
     return str(value)
+
+
+def _shown(value: Any) -> bool:
+    """Whether an entry of ``to_dict()`` reads on one line: long lists and records (rows of
+    ``to_frame()``, shown as a table) are left out of the text and HTML views."""
+    if not isinstance(value, list):
+        return True
+    return len(value) <= 64 and not any(isinstance(v, dict) for v in value)
 
 
 class Result:
@@ -59,7 +68,7 @@ class Result:
         d = json_ready(self.to_dict())
         width = max((len(k) for k in d), default=0)
         lines = [self._title(), "-" * len(self._title())]
-        lines += [f"{k:<{width}}  {_fmt(v)}" for k, v in d.items() if not isinstance(v, list) or len(v) <= 64]
+        lines += [f"{k:<{width}}  {_fmt(v)}" for k, v in d.items() if _shown(v)]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -67,7 +76,7 @@ class Result:
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(str(k))}</th><td>{html.escape(_fmt(v))}</td></tr>"
             for k, v in d.items()
-            if not isinstance(v, list) or len(v) <= 64
+            if _shown(v)
         )
         out = f"<div><strong>{html.escape(self._title())}</strong><table>{rows}</table>"
         to_frame = getattr(self, "to_frame", None)

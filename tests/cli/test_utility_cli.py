@@ -58,7 +58,7 @@ def test_json_matches_the_api(files, capsys):
     assert out["overview"]["n_parameters"] == 46
     assert out["overview"]["m"] == 2
     assert out["overview"]["mean_overlap"] == pytest.approx(res.mean_overlap, rel=1e-12)
-    assert [r["term"] for r in out["parameters"]] == list(res.summary().index)
+    assert [r["term"] for r in out["parameters"]] == list(res.to_frame().index)
     assert out["parameters"][0]["term"] == "(Intercept)"
 
 

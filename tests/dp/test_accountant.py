@@ -15,7 +15,7 @@ def test_sequential_composition_course_example():
     acc = PrivacyAccountant(epsilon=2.0)
     for e in (1.0, 0.5, 0.5):
         acc.spend(e, label="analysis")
-    assert acc.summary().epsilon_spent == pytest.approx(2.0)
+    assert acc.budget().epsilon_spent == pytest.approx(2.0)
 
 
 def test_parallel_composition_course_example():
@@ -23,7 +23,7 @@ def test_parallel_composition_course_example():
     acc = PrivacyAccountant(epsilon=1.0)
     for state, e in (("A", 1.0), ("B", 0.5), ("C", 0.5)):
         acc.spend(e, label="analysis", partition="state", part=state)
-    assert acc.summary().epsilon_spent == pytest.approx(1.0)
+    assert acc.budget().epsilon_spent == pytest.approx(1.0)
     # a second release on state B fits (B reaches 1.0), one more on A does not
     acc.spend(0.5, partition="state", part="B")
     with pytest.raises(BudgetExceededError, match="beyond the budget"):
@@ -53,7 +53,7 @@ def test_refuses_overrun_and_keeps_state():
         acc.spend(0.1, delta=1e-5)
     assert acc.can_spend(0.2)
     acc.spend(0.2)
-    assert acc.summary().epsilon_remaining == pytest.approx(0.0)
+    assert acc.budget().epsilon_remaining == pytest.approx(0.0)
 
 
 def test_audit_log_round_trip(tmp_path):

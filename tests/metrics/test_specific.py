@@ -36,7 +36,7 @@ def esc():
 def test_identical_tables():
     t = _load("hair_eye_color.csv")
     res = specific_utility(t, [t], "(Hair + Eye + Sex)^2")
-    p = res.summary()
+    p = res.to_frame()
     # synthetic intervals are sqrt(2) wider (eq. 13 with m = 1, n_syn = n) around the same estimate
     assert_allclose(p["overlap"], 0.5 * (1 + 1 / np.sqrt(2)))
     assert_allclose(p["std_diff"], 0.0, atol=1e-12)
@@ -62,7 +62,7 @@ def test_against_hand_computation():
     se = np.sqrt(v.mean(axis=0) * (n_syn / t.total + 1 / 3))
     z = 1.6448536269514722
     ov = ci_overlap(fo.params - z * fo.bse, fo.params + z * fo.bse, q_bar - z * se, q_bar + z * se, clamp=False)
-    p = res.summary()
+    p = res.to_frame()
     assert_allclose(p["estimate_synthetic"], q_bar)
     assert_allclose(p["se_synthetic"], se)
     assert_allclose(p["overlap_signed"], ov)
@@ -80,7 +80,7 @@ def test_against_hand_computation():
     k = int(0.1 * x.size)
     assert res.trimmed_mean_pct_diff == pytest.approx(x[k : x.size - k].mean())
     part = specific_utility(t, syn, model, rule="partially")
-    assert_allclose(part.summary()["se_synthetic"], np.sqrt(v.mean(axis=0) + b / 3))
+    assert_allclose(part.to_frame()["se_synthetic"], np.sqrt(v.mean(axis=0) + b / 3))
 
 
 def test_mean_overlap_falls_as_nbi_sigma_rises(esc):
@@ -102,7 +102,7 @@ def test_mean_overlap_falls_as_nbi_sigma_rises(esc):
     # sigma = 10 empties many margins: fewer parameters are finite in the synthetic table
     excluded = specific_utility(esc, [syn], ESC_MODEL, not_estimable="exclude")
     assert excluded.n_compared <= res.n_compared
-    assert excluded.summary()["estimable"].equals(res.summary()["estimable"])
+    assert excluded.to_frame()["estimable"].equals(res.to_frame()["estimable"])
 
 
 def test_infinite_parameters_are_not_compared():
@@ -111,7 +111,7 @@ def test_infinite_parameters_are_not_compared():
         fo = fit_loglinear(t, "(Class + Sex + Age + Survived)^2")
     assert record
     res = specific_utility(t, [t], "(Class + Sex + Age + Survived)^2")
-    p = res.summary()
+    p = res.to_frame()
     assert not p.loc["ClassCrew", "estimable"] and np.isnan(p.loc["ClassCrew", "overlap"])
     assert res.n_compared == res.n_parameters - int(fo.infinite.sum())
     assert "n_compared=17" in repr(res)

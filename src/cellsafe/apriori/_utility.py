@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from .._results import Result
 from .._validation import check_integer, check_real
 from ..exceptions import InvalidArgumentError
 from ..mechanisms import CellwiseMechanism
@@ -22,7 +23,7 @@ _WINDOW_TERMS = 4_000_000
 
 # ---------------------------------------------------------------------- squared error and total
 @dataclass(frozen=True)
-class SquaredError:
+class SquaredError(Result):
     """Expected squared error L1 = E sum_i (f_i - f_i^syn)^2 (000 section 3.4.2).
 
     Attributes
@@ -57,6 +58,18 @@ class SquaredError:
         """1 - invlogit(MSE per cell), 000 Figure 7 (1 = no error)."""
         return float(special.expit(-self.mse))
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "per_implicate": self.per_implicate,
+            "mean_of_implicates": self.mean_of_implicates,
+            "m": int(self.m),
+            "variance": self.variance,
+            "bias": self.bias,
+            "n_cells": self.n_cells,
+            "mse_per_cell": self.mse,
+            "mse_utility": self.utility(),
+        }
+
 
 def expected_squared_error(table_or_cell_sizes: Any, mechanism: CellwiseMechanism, m: int = 1) -> SquaredError:
     """Expected squared error of a release, per implicate and for the mean of ``m`` implicates.
@@ -89,7 +102,7 @@ def _squared_error(cs: CellSizes, mech: CellwiseMechanism, m: int, moments: Mome
 
 
 @dataclass(frozen=True)
-class TotalDistribution:
+class TotalDistribution(Result):
     """Distribution of the released grand total n_syn (000 section 3.4.3).
 
     Attributes
@@ -127,6 +140,9 @@ class TotalDistribution:
             out = special.ndtr((d - b) / self.sd) - special.ndtr((-d - b) / self.sd)
         return float(out) if out.ndim == 0 else out
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"original": self.original, "expected": self.expected, "sd": self.sd, "bias": self.bias}
+
 
 def total_distribution(table_or_cell_sizes: Any, mechanism: CellwiseMechanism) -> TotalDistribution:
     """Mean and standard deviation of the released grand total.
@@ -151,7 +167,7 @@ def _total(cs: CellSizes, mech: CellwiseMechanism, moments: Moments | None = Non
 
 # ---------------------------------------------------------------------- Hellinger
 @dataclass(frozen=True)
-class ExpectedHellinger:
+class ExpectedHellinger(Result):
     """Expected Hellinger distance and utility of a release (001 eqs. 3-4).
 
     Attributes
@@ -170,6 +186,14 @@ class ExpectedHellinger:
     utility: float
     distance_squared: float
     sd_distance_squared: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "distance": self.distance,
+            "utility": self.utility,
+            "distance_squared": self.distance_squared,
+            "sd_distance_squared": self.sd_distance_squared,
+        }
 
 
 def expected_hellinger(

@@ -14,6 +14,7 @@ from ._common import (
     mechanism_from_args,
     table_from_args,
 )
+from ._engine import add_engine_options, spark_table_from_args, uses_spark
 
 _EXAMPLES = """\
 examples:
@@ -51,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-m", type=int, default=1, dest="m", help="implicates averaged, for the squared error of the mean")
     p.add_argument("--no-hellinger", action="store_true", help="skip the expected Hellinger utility (faster)")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    add_engine_options(p)
     p.set_defaults(func=run)
 
 
@@ -61,10 +63,11 @@ def run(args: argparse.Namespace) -> int:
     k = parse_counts(args.k, "--k")
     p = parse_float_list(args.p, "--p")
     d = parse_float_list(args.d, "--d") if args.d.strip() else []
-    table = table_from_args(args)
+    # Spark computes only the cell-size distribution; the assessment is a small sum over it
+    table = spark_table_from_args(args).cell_sizes() if uses_spark(args) else table_from_args(args)
     result = apriori.assess(table, mech, k=k, m=args.m, p=p, d=d, hellinger=not args.no_hellinger)
     if args.json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "engine": args.engine})
     else:
-        print(result.summary())
+        print(result.summary() + f"\nengine: {args.engine}")
     return 0

@@ -53,12 +53,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(acc.to_dict())
         return 0
-    s = acc.summary()
-    print(f"budget   epsilon {s.epsilon_budget:g}, delta {s.delta_budget:g}")
-    print(f"spent    epsilon {s.epsilon_spent:g}, delta {s.delta_spent:g}")
-    print(f"left     epsilon {s.epsilon_remaining:g}, delta {s.delta_remaining:g}")
-    print(f"releases {s.n_releases}")
-    for r in acc.releases:
-        where = "all records" if r.partition is None else f"{r.partition}={r.part}"
-        print(f"  {r.time or '-':25s} eps {r.epsilon:<10.4g} delta {r.delta:<8.3g} {where:20s} {r.label}")
+    print(acc.summary())
     return 0

@@ -14,6 +14,7 @@ from ..mechanisms.rounding import SmallCountRounding
 from ..mechanisms.suppression import CellSuppression
 from ..published import Publication
 from ..table import CountTable, Hierarchy
+from ._engine import add_engine_options, spark_from_args, uses_spark
 from ._common import (
     EXAMPLES_FORMATTER,
     add_input_options,
@@ -94,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv, .parquet or .json)")
     add_output_options(p)
     p.add_argument("--quiet", action="store_true", help="no summary line")
+    add_engine_options(p)
     p.set_defaults(func=run)
 
 
@@ -190,6 +192,8 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
                 raise InvalidArgumentError("--record-key with --hierarchy is not supported yet; use --seed.")
             formula = None  # built below from the table, with the hierarchies
         ckm = CellKeyMethod(_ptable(args), formula, threshold=args.threshold)
+        if uses_spark(args):
+            return _publish_spark(args, names, rng, ckm, outputs, target)
         if hierarchies:
             table = load_table(args.input, args.variables, args.count)
             pub = Publication.from_formula(table, args.formula, hierarchies=hierarchies, zeros=True)
@@ -239,3 +243,26 @@ def _release_frame(res: Any) -> Any:
         if (finite == np.floor(finite)).all():
             out[col] = values.round().astype("Int64")
     return out
+
+
+def _publish_spark(args: argparse.Namespace, names: list[str], rng: Any, ckm: CellKeyMethod, outputs: Any, target: Any) -> int:
+    """The cell key method on Spark: counts, key sums, crossings and the ptable lookup in Spark; a Parquet dataset."""
+    from ..engines.spark import cell_key_publication
+
+    if args.count or args.hierarchy:
+        raise InvalidArgumentError("--engine spark publishes from microdata without hierarchies; drop --count / --hierarchy.")
+    if not str(args.output).lower().endswith(".parquet"):
+        raise InvalidArgumentError("--engine spark writes a Parquet dataset (a folder): give --output a name ending in .parquet.")
+    from pyspark.sql import functions as F
+
+    table_id = next(n for n in ("table", "table_id", "table_id_") if n not in names)
+    out = cell_key_publication(args.input, names, ckm, record_key=args.record_key, rng=rng, spark=spark_from_args(args),
+                               table_column=table_id)
+    # counts as nullable integers, empty where suppressed (as the local engine writes them)
+    out = out.withColumn("count", F.when(F.isnan("count"), F.lit(None)).otherwise(F.col("count").cast("long")))
+    out.write.mode("overwrite").parquet(str(target))
+    outputs.manifest.mechanism = {"method": "ckm", "parameters": repr(ckm)}
+    outputs.manifest.extra.update({"method": "ckm", "formula": args.formula, "engine": "spark"})
+    if not args.quiet:
+        print(f"{ckm!r} (engine spark, {args.spark_master}): wrote the published cells to {args.output} (and its manifest)")
+    return 0

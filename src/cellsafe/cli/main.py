@@ -15,6 +15,8 @@ from .. import __version__
 from ..exceptions import CellsafeError
 
 COMMANDS: tuple[str, ...] = (
+    # the original table
+    "_describe",
     # saturated synthesis and its risk-utility assessment
     "_synthesize",
     "_assess",

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._results import Result
 from .._validation import check_real
 from ..exceptions import BudgetExceededError, DataError, InvalidArgumentError
 
@@ -29,7 +30,7 @@ _TOL = 1e-12
 
 
 @dataclass(frozen=True)
-class Release:
+class Release(Result):
     """One recorded release."""
 
     label: str
@@ -40,9 +41,13 @@ class Release:
     mechanism: str | None = None
     time: str = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fields (an entry of the audit log's ``releases``)."""
+        return asdict(self)
+
 
 @dataclass(frozen=True)
-class BudgetSummary:
+class BudgetSummary(Result):
     """Budget, spent and remaining privacy loss."""
 
     epsilon_budget: float
@@ -58,6 +63,28 @@ class BudgetSummary:
     @property
     def delta_remaining(self) -> float:
         return max(self.delta_budget - self.delta_spent, 0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "epsilon_budget": self.epsilon_budget,
+            "delta_budget": self.delta_budget,
+            "epsilon_spent": self.epsilon_spent,
+            "delta_spent": self.delta_spent,
+            "epsilon_remaining": self.epsilon_remaining,
+            "delta_remaining": self.delta_remaining,
+            "n_releases": int(self.n_releases),
+        }
+
+    def summary(self) -> str:
+        """Budget, spent and remaining (epsilon, delta), and the number of releases."""
+        return "\n".join(
+            [
+                f"budget   epsilon {self.epsilon_budget:g}, delta {self.delta_budget:g}",
+                f"spent    epsilon {self.epsilon_spent:g}, delta {self.delta_spent:g}",
+                f"left     epsilon {self.epsilon_remaining:g}, delta {self.delta_remaining:g}",
+                f"releases {self.n_releases}",
+            ]
+        )
 
     def __repr__(self) -> str:
         return (
@@ -97,7 +124,7 @@ class PrivacyAccountant:
     >>> _ = acc.spend(0.5, label="counts by state", partition="state", part="TX")
     >>> _ = acc.spend(0.5, label="counts by state", partition="state", part="VT")
     >>> _ = acc.spend(0.5, label="national total")
-    >>> acc.summary().epsilon_spent
+    >>> acc.budget().epsilon_spent
     1.0
     """
 
@@ -115,9 +142,18 @@ class PrivacyAccountant:
         """(epsilon, delta) charged so far."""
         return _charge(self._releases, "epsilon"), _charge(self._releases, "delta")
 
-    def summary(self) -> BudgetSummary:
+    def budget(self) -> BudgetSummary:
+        """Budget, spent and remaining privacy loss."""
         e, d = self.spent()
         return BudgetSummary(self.epsilon, self.delta, e, d, len(self._releases))
+
+    def summary(self) -> str:
+        """The budget as text, then one line per release (time, epsilon, delta, records used, label)."""
+        lines = [self.budget().summary()]
+        for r in self._releases:
+            where = "all records" if r.partition is None else f"{r.partition}={r.part}"
+            lines.append(f"  {r.time or '-':25s} eps {r.epsilon:<10.4g} delta {r.delta:<8.3g} {where:20s} {r.label}")
+        return "\n".join(lines)
 
     def can_spend(
         self, epsilon: float, delta: float = 0.0, partition: str | None = None, part: str | None = None

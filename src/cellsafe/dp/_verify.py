@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._results import Result, json_ready
 from ..exceptions import InvalidArgumentError, TableTooLargeError
 from ..table import CountTable
 
@@ -26,7 +27,7 @@ MAX_INPUTS = 20_000
 
 
 @dataclass(frozen=True)
-class EpsilonVerification:
+class EpsilonVerification(Result):
     """The outcome of :func:`verify_epsilon`.
 
     Attributes
@@ -51,6 +52,20 @@ class EpsilonVerification:
     worst_z: np.ndarray
     n_inputs: int
     n_outputs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_ready(
+            {
+                "epsilon": self.epsilon,
+                "claimed": self.claimed,
+                "holds": self.holds,
+                "worst_y": self.worst_y,
+                "worst_x": self.worst_x,
+                "worst_z": self.worst_z,
+                "n_inputs": self.n_inputs,
+                "n_outputs": self.n_outputs,
+            }
+        )
 
     def __repr__(self) -> str:
         verdict = "holds" if self.holds else "VIOLATED"

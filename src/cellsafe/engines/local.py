@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from .._random import RNGLike
-from ..io import write_frame
+from ..io import ensure_writable_dir, write_frame
 from ..mechanisms import CellwiseMechanism
 from ..table import CountTable, TableDescription, describe
 
@@ -31,9 +31,10 @@ def synthesize(
     *, fmt: str = "parquet", progress: bool = False,
 ) -> list[str]:
     """Write ``m`` implicates as ``output/synthetic_1.<fmt>`` ... (variables and ``count``, non-zero cells)."""
+    out = ensure_writable_dir(output)
     paths = []
     for i, syn in enumerate(mechanism.sample(table, m=m, rng=rng, progress=progress), start=1):
-        paths.append(str(write_frame(syn.to_frame(), Path(output) / f"synthetic_{i}.{fmt}", fmt)))
+        paths.append(str(write_frame(syn.to_frame(), Path(out) / f"synthetic_{i}.{fmt}", fmt)))
     return paths
 
 

@@ -213,6 +213,7 @@ def from_table(table: CountTable, spark: Any = None, *, partitions: int | None =
     cells = spark.createDataFrame(arrow)
     if partitions:
         cells = cells.repartition(int(partitions))
+    cells = cells.persist()
     from pyspark.sql import types as T
 
     labels = {v.name: ([str(c) for c in v.categories], T.StringType()) for v in table.variables}
@@ -359,8 +360,9 @@ def aggregate(
                 f"({row['__bad_key']} bad key(s)); every record needs a valid key."
             )
         out_vars, labels, lookups = [], {}, []
+        distinct = grouped.agg(*[F.collect_set(n).alias(n) for n in names]).collect()[0]  # one job for all
         for name, given in specs:
-            values = [r[0] for r in grouped.select(name).distinct().collect()]
+            values = list(distinct[name])
             frame = pd.DataFrame({name: pd.Series(values)})
             # the same categories, in the same order, as the local engine: CountTable.from_frame's encoding
             (var,), codes = encode_cells(frame, [given if given is not None else name])
@@ -575,6 +577,7 @@ def cell_key_publication(
     rng: RNGLike = None,
     spark: Any = None,
     partitions: int | None = None,
+    table_column: str | None = None,
 ) -> Any:
     """The cell key method's published cells as a Spark DataFrame, equal to ``ckm.perturb(...).to_frame()``.
 
@@ -587,7 +590,8 @@ def cell_key_publication(
     -------
     pyspark.sql.DataFrame
         One column per variable (its category, or ``'Total'`` where aggregated, as text) and
-        ``count`` (double; NaN where suppressed below the threshold).
+        ``count`` (double; NaN where suppressed below the threshold); with ``table_column``, first
+        a column of that name naming each cell's crossing (``'a:b'``, ``'Total'`` for the grand total).
     """
     F = _pyspark()
     from pyspark.sql import types as T
@@ -655,7 +659,10 @@ def cell_key_publication(
                         cols.append(pa.array(["Total"] * mi.size, pa.string()))
                 yield pa.RecordBatch.from_arrays(cols + [pa.array(released)], names=names + [_COUNT])
 
-        frames.append(agg.select("margin", "original", "key").mapInArrow(release, out_schema))
+        frame = agg.select("margin", "original", "key").mapInArrow(release, out_schema)
+        if table_column:
+            frame = frame.select(F.lit(":".join(crossing) if crossing else "Total").alias(table_column), *frame.columns)
+        frames.append(frame)
     out = frames[0]
     for fr in frames[1:]:
         out = out.unionByName(fr)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,7 @@ import scipy.sparse as sp
 from scipy.special import ndtr, ndtri
 
 from .._blas import single_thread_blas
+from .._results import Result, json_ready
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
@@ -41,7 +43,7 @@ MAX_PARAMS = 10_000
 
 
 @dataclass(frozen=True)
-class LogLinearFit:
+class LogLinearFit(Result):
     """A fitted Poisson log-linear model (see :func:`fit_loglinear`).
 
     Attributes
@@ -105,7 +107,7 @@ class LogLinearFit:
         z = ndtri((1.0 + lev) / 2)  # the normal quantile z_((1 + level)/2)
         return pd.DataFrame({"lower": self.params - z * self.bse, "upper": self.params + z * self.bse})
 
-    def summary(self) -> pd.DataFrame:
+    def to_frame(self) -> pd.DataFrame:
         """One row per coefficient: estimate, se, z, p-value, interval, aliased, infinite."""
         ci = self.conf_int()
         z = self.params / self.bse
@@ -122,8 +124,41 @@ class LogLinearFit:
             }
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fit's settings and statistics, and one record per coefficient (the rows of :meth:`to_frame`)."""
+        coefs = self.to_frame()
+        return json_ready(
+            {
+                "formula": self.formula,
+                "n_params": self.n_params,
+                "n_cells": self.n_cells,
+                "total": self.total,
+                "deviance": self.deviance,
+                "null_deviance": self.null_deviance,
+                "df_residual": self.df_residual,
+                "converged": self.converged,
+                "n_iter": self.n_iter,
+                "level": self.level,
+                "n_aliased": int(self.aliased.sum()),
+                "n_infinite": int(self.infinite.sum()),
+                "coefficients": [{"term": str(t), **row} for t, row in coefs.to_dict(orient="index").items()],
+            }
+        )
+
+    def summary(self) -> str:
+        """The fit as text: model, deviance and convergence, then the coefficient table."""
+        lines = [
+            f"Log-linear model {self.formula}: {self.n_params} parameters on {self.n_cells:,} cells",
+            f"deviance {self.deviance:.6g} on {self.df_residual} degrees of freedom (null {self.null_deviance:.6g}); "
+            f"{'converged' if self.converged else 'NOT converged'} in {self.n_iter} iterations",
+        ]
+        if self.aliased.any() or self.infinite.any():
+            lines.append(f"aliased {int(self.aliased.sum())}, infinite {int(self.infinite.sum())}")
+        lines += ["", self.to_frame().to_string(float_format=lambda x: f"{x:.6g}")]
+        return "\n".join(lines)
+
     def _repr_html_(self) -> str:
-        return f"<p><code>{self!r}</code></p>" + self.summary().to_html(float_format=lambda x: f"{x:.6g}")
+        return f"<p><code>{self!r}</code></p>" + self.to_frame().to_html(float_format=lambda x: f"{x:.6g}")
 
     def __repr__(self) -> str:
         return (

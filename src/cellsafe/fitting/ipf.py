@@ -28,6 +28,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .._blas import single_thread_blas
+from .._results import Result
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
@@ -41,7 +42,7 @@ DEFAULT_MAX_DENSE = 50_000_000
 
 
 @dataclass(frozen=True)
-class IPFResult:
+class IPFResult(Result):
     """The result of :func:`ipf`.
 
     Attributes
@@ -64,6 +65,17 @@ class IPFResult:
     n_iter: int
     max_deviation: float
     margins: tuple[tuple[str, ...], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model, the fitted table's size and total, and the convergence (the cells: ``fitted``)."""
+        return {
+            "model": " + ".join(":".join(m) for m in self.margins),
+            "n_cells": int(self.fitted.n_cells),
+            "total": float(self.fitted.total),
+            "converged": bool(self.converged),
+            "n_iter": int(self.n_iter),
+            "max_deviation": float(self.max_deviation),
+        }
 
     def __repr__(self) -> str:
         model = " + ".join(":".join(m) for m in self.margins) or "?"

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._results import Result
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeWarning, ConvergenceWarning, DataError, InvalidArgumentError
 from ..published import Publication
@@ -35,7 +36,7 @@ _DENSE_LIMIT = 100_000
 
 
 @dataclass(frozen=True)
-class AdditivityResult:
+class AdditivityResult(Result):
     """The result of :func:`restore_additivity`.
 
     Attributes
@@ -61,6 +62,17 @@ class AdditivityResult:
     converged: bool
     n_zeroed: int = 0
     residual_norm: float = math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        """Sizes and convergence (the counts: ``inner`` and ``fitted``)."""
+        return {
+            "n_inner": int(self.inner.shape[0]),
+            "n_published": int(self.fitted.shape[0]),
+            "n_iter": int(self.n_iter),
+            "converged": bool(self.converged),
+            "n_zeroed": int(self.n_zeroed),
+            "residual_norm": float(self.residual_norm),
+        }
 
     def __repr__(self) -> str:
         return (
@@ -186,7 +198,7 @@ def restore_additivity(X: Any, z: Any, *, tol: float = 1e-10, max_iter: int = 10
 
 
 @dataclass(frozen=True)
-class ExpectedInnerResult:
+class ExpectedInnerResult(Result):
     """The result of :func:`expected_inner`.
 
     Attributes
@@ -209,6 +221,17 @@ class ExpectedInnerResult:
     n_iter: int
     max_margin_error: float
     additivity_error: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fitted table's size and total, and the convergence (the cells: ``fitted``)."""
+        return {
+            "n_cells": int(self.fitted.n_cells),
+            "total": float(self.fitted.total),
+            "converged": bool(self.converged),
+            "n_iter": int(self.n_iter),
+            "max_margin_error": float(self.max_margin_error),
+            "additivity_error": float(self.additivity_error),
+        }
 
     def __repr__(self) -> str:
         return (

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .._blas import single_thread_blas
+from .._results import Result, json_ready
 from ..exceptions import ConvergenceWarning, DataError
 
 __all__ = ["GLMFit", "fit_ols", "fit_logistic", "weighted_gram"]
 
 
 @dataclass(frozen=True)
-class GLMFit:
+class GLMFit(Result):
     """A fitted linear or logistic regression.
 
     Attributes
@@ -46,6 +48,24 @@ class GLMFit:
     converged: bool = True
     n_iter: int = 0
     fitted: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+
+    def to_frame(self) -> Any:
+        """One row per column of the design: ``estimate`` and ``se`` (a pandas DataFrame)."""
+        import pandas as pd
+
+        return pd.DataFrame({"estimate": self.coef, "se": self.se})
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_ready(
+            {
+                "family": self.family,
+                "coef": self.coef,
+                "se": self.se,
+                "df_resid": self.df_resid,
+                "converged": self.converged,
+                "n_iter": self.n_iter,
+            }
+        )
 
 
 def _check(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .._results import Result
 from .._validation import check_real
 from ..exceptions import InvalidArgumentError
 from ..table import CountTable, check_same_variables, check_table, ravel, unravel
@@ -31,7 +32,7 @@ EXACT_TOL = 1e-6
 
 
 @dataclass(frozen=True, eq=False)
-class DisclosureProbabilities:
+class DisclosureProbabilities(Result):
     """Probabilities of guessing the sensitive category in each quasi-identifier cell.
 
     Attributes
@@ -78,6 +79,16 @@ class DisclosureProbabilities:
         data["probability"] = self.probability
         data["guess"] = [self.categories[g] for g in self.guess]
         return pd.DataFrame(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The setting and the counts of quasi-identifier cells and exact disclosures (the cells: :meth:`to_frame`)."""
+        return {
+            "sensitive": self.sensitive,
+            "keys": list(self.keys),
+            "know_yourself": bool(self.know_yourself),
+            "n_cells": int(self.key_index.shape[0]),
+            "n_exact": int(self.exact().sum()),
+        }
 
     def __repr__(self) -> str:
         kind = "know_yourself" if self.know_yourself else "plain"
@@ -193,7 +204,7 @@ def f_beta_risk(a: int, b: int, c: int, beta: float = 0.5) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class DisclosureRisk:
+class DisclosureRisk(Result):
     """Exact-disclosure counts and the F-beta risk of a protected table against the original.
 
     Attributes

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from .._results import Result, json_ready
 from .._validation import check_real
 from ..exceptions import InvalidArgumentError
 
@@ -141,7 +143,7 @@ def compare_intervals(
 
 
 @dataclass(frozen=True)
-class CombinedEstimate:
+class CombinedEstimate(Result):
     """Point estimates and variances combined over ``m`` synthetic implicates.
 
     Attributes
@@ -174,6 +176,19 @@ class CombinedEstimate:
         level = check_level(level, "CombinedEstimate.conf_int")
         q = stats.t.isf((1.0 - level) / 2, np.where(np.isfinite(self.df), self.df, np.inf))
         return self.estimate - q * self.se, self.estimate + q * self.se
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per parameter: ``estimate``, ``variance``, ``se`` and ``df``."""
+        return pd.DataFrame(
+            {name: np.atleast_1d(getattr(self, name)) for name in ("estimate", "variance", "se", "df")}
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule, ``m`` and the per-parameter arrays as lists (an infinite ``df`` stays ``inf``)."""
+        out: dict[str, Any] = {"rule": self.rule, "m": int(self.m), "n_parameters": int(np.size(self.estimate))}
+        for name in ("estimate", "variance", "se", "df"):
+            out[name] = json_ready(np.atleast_1d(getattr(self, name)))
+        return out
 
     def __repr__(self) -> str:
         p = int(np.size(self.estimate))

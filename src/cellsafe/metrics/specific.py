@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
+from .._results import Result, json_ready
 from .._validation import check_real
 from ..exceptions import CellsafeWarning, InvalidArgumentError
 from ..fitting import fit_loglinear
@@ -33,7 +34,7 @@ __all__ = ["SpecificUtility", "specific_utility"]
 
 
 @dataclass(frozen=True)
-class SpecificUtility:
+class SpecificUtility(Result):
     """Result of :func:`specific_utility`.
 
     Attributes
@@ -128,9 +129,41 @@ class SpecificUtility:
             name="specific_utility",
         )
 
-    def summary(self) -> pd.DataFrame:
-        """The per-parameter comparison (a copy of :attr:`parameters`)."""
+    def to_frame(self) -> pd.DataFrame:
+        """The per-parameter comparison (a copy of :attr:`parameters`, indexed by term)."""
         return self.parameters.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings, the headline numbers of :meth:`overview` and one record per parameter."""
+        records = [{"term": str(term), **row} for term, row in self.parameters.to_dict(orient="index").items()]
+        return json_ready(
+            {
+                "formula": self.formula,
+                "level": self.level,
+                "not_estimable": self.not_estimable,
+                "trim": self.trim,
+                "n_original": self.n_original,
+                "n_synthetic": list(self.n_synthetic),
+                **self.overview().to_dict(),
+                "parameters": records,
+            }
+        )
+
+    def summary(self, n: int = 10) -> str:
+        """A plain-text report: the settings, the headline numbers and the ``n`` parameters of smallest overlap."""
+        lines = [
+            f"Specific utility of {self.formula}",
+            f"original total {self.n_original:,.0f}; {self.m} synthetic implicate(s), totals "
+            + ", ".join(f"{x:,.0f}" for x in self.n_synthetic)
+            + f"; {self.rule} synthesis rule, {100 * self.level:g}% intervals",
+        ]
+        for k, v in self.overview().items():
+            lines.append(f"  {k:<22} {v:.4f}" if isinstance(v, float) else f"  {k:<22} {v}")
+        worst = self.parameters[self.parameters["estimable"]].sort_values("overlap").head(n)
+        if len(worst):
+            cols = ["estimate_original", "estimate_synthetic", "overlap", "std_diff", "sso"]
+            lines += ["", "parameters with the smallest overlap:", worst[cols].to_string(float_format=lambda x: f"{x:.4f}")]
+        return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         return self.overview().to_frame().to_html() + self.parameters.to_html(float_format=lambda x: f"{x:.4g}")
@@ -180,7 +213,8 @@ def specific_utility(
     Returns
     -------
     SpecificUtility
-        ``summary()`` gives the per-parameter frame, ``overview()`` the headline numbers.
+        ``to_frame()`` gives the per-parameter frame, ``overview()`` the headline numbers and
+        ``summary()`` a text report.
 
     Notes
     -----

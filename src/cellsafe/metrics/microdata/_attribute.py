@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..._results import Result, json_ready
 from ...exceptions import InvalidArgumentError
 from ._data import as_frame_pair, check_columns, combined_key, joint_codes
 
@@ -39,7 +40,7 @@ __all__ = ["AttributeDisclosure", "attribute_disclosure"]
 
 
 @dataclass(frozen=True)
-class AttributeDisclosure:
+class AttributeDisclosure(Result):
     """Identity and attribute disclosure shares (fractions in [0, 1]) for keys and one target.
 
     See the module notes for each definition.
@@ -65,11 +66,11 @@ class AttributeDisclosure:
     n_original: int
     n_synthetic: int
 
-    def summary(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The measures as a dict (for JSON)."""
         d = asdict(self)
         d["keys"] = list(self.keys)
-        return d
+        return json_ready(d)
 
 
 def attribute_disclosure(

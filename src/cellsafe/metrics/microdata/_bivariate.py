@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..._results import Result
 from ...exceptions import InvalidArgumentError
 from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
 
@@ -19,7 +20,7 @@ __all__ = ["BivariateComparison", "MatrixDifference", "compare_bivariate", "matr
 
 
 @dataclass(frozen=True)
-class MatrixDifference:
+class MatrixDifference(Result):
     """The difference of two symmetric association matrices and its summaries.
 
     Attributes
@@ -38,9 +39,16 @@ class MatrixDifference:
     mae: float
     rmse: float
 
+    def to_frame(self) -> pd.DataFrame:
+        """The difference matrix ``synthetic - original`` (a copy)."""
+        return self.difference.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"variables": [str(c) for c in self.difference.columns], "mae": float(self.mae), "rmse": float(self.rmse)}
+
 
 @dataclass(frozen=True)
-class BivariateComparison:
+class BivariateComparison(Result):
     """Correlation fit for numeric columns and Cramer's V fit for categorical ones.
 
     Attributes
@@ -53,6 +61,14 @@ class BivariateComparison:
 
     correlation: MatrixDifference | None
     cramers_v: MatrixDifference | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """MAE and RMSE of each matrix (None where there are fewer than two columns of its kind)."""
+        out: dict[str, Any] = {}
+        for name, diff in (("correlation", self.correlation), ("cramers_v", self.cramers_v)):
+            out[f"{name}_mae"] = float(diff.mae) if diff is not None else None
+            out[f"{name}_rmse"] = float(diff.rmse) if diff is not None else None
+        return out
 
 
 def matrix_difference(original: Any, synthetic: Any) -> MatrixDifference:

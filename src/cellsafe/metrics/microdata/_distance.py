@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..._frames import as_pandas
 from ..._random import as_generator
+from ..._results import Result
 from ..._validation import check_integer
 from ...exceptions import DataError, InvalidArgumentError
 from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
@@ -98,7 +99,7 @@ def _sample(n: int, size: int | None, gen: np.random.Generator) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class DistanceToClosestRecord:
+class DistanceToClosestRecord(Result):
     """Distances from synthetic records to the closest original (and holdout) record.
 
     Attributes
@@ -126,7 +127,7 @@ class DistanceToClosestRecord:
     share_closer_to_original: float
     n_reference: int
 
-    def summary(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "share_exact_original": self.share_exact_original,
             "share_exact_holdout": self.share_exact_holdout,
@@ -137,7 +138,7 @@ class DistanceToClosestRecord:
 
 
 @dataclass(frozen=True)
-class MembershipInference:
+class MembershipInference(Result):
     """A distance-based membership-inference test.
 
     Attributes
@@ -164,7 +165,7 @@ class MembershipInference:
     distances: np.ndarray = field(repr=False, compare=False)
     is_member: np.ndarray = field(repr=False, compare=False)
 
-    def summary(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "auc": self.auc,
             "exact_tpr": self.exact_tpr,

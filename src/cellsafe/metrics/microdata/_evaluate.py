@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..._random import as_seed_sequence, stream
+from ..._results import Result
 from ...exceptions import InvalidArgumentError
 from ._attribute import AttributeDisclosure, attribute_disclosure
 from ._bivariate import BivariateComparison, compare_bivariate
@@ -33,7 +34,7 @@ _WAYS = {1: "oneway", 2: "twoway", 3: "threeway"}
 
 
 @dataclass(frozen=True)
-class MicrodataEvaluation:
+class MicrodataEvaluation(Result):
     """Utility and risk of synthetic microdata (see :func:`evaluate_microdata`).
 
     Attributes
@@ -83,7 +84,7 @@ class MicrodataEvaluation:
             "specks": mean([p.specks for p in self.propensity]),
             "auc": mean([p.auc for p in self.propensity]),
             "n_params": self.propensity[0].n_params,
-            "implicates": [p.summary() for p in self.propensity],
+            "implicates": [p.to_dict() for p in self.propensity],
         }
         tabs: dict[str, Any] = {}
         for name, frames in self.tables.items():
@@ -94,19 +95,7 @@ class MicrodataEvaluation:
             }
         util["tables"] = tabs
         if self.regression is not None:
-            reg = self.regression
-            util["regression"] = {
-                "formula": reg.formula,
-                "family": reg.family,
-                "rule": reg.rule,
-                "mean_overlap": reg.mean_overlap,
-                "sso_share": reg.sso_share,
-                "coefficients": {
-                    str(k): {"original": float(v["estimate_original"]), "synthetic": float(v["estimate_synthetic"]),
-                             "overlap": float(v["overlap"]), "sso": bool(v["sso"])}
-                    for k, v in reg.coefficients.iterrows()
-                },
-            }
+            util["regression"] = {k: v for k, v in self.regression.to_dict().items() if k != "m"}
         if self.skipped:
             util["skipped"] = list(self.skipped)
         tv = self.univariate.total_variation
@@ -117,17 +106,59 @@ class MicrodataEvaluation:
         }
         risk: dict[str, Any] = {}
         if self.disclosure:
-            summaries = [d.summary() for d in self.disclosure]
+            summaries = [d.to_dict() for d in self.disclosure]
             for k in summaries[0]:
                 if k not in ("keys", "target", "n_original", "n_synthetic"):
                     risk[k] = mean([d[k] for d in summaries])
             risk["keys"] = list(self.disclosure[0].keys)
             risk["target"] = self.disclosure[0].target
         if self.dcr is not None:
-            risk["dcr"] = self.dcr.summary()
+            risk["dcr"] = self.dcr.to_dict()
         if self.membership is not None:
-            risk["membership"] = self.membership.summary()
+            risk["membership"] = self.membership.to_dict()
         return {"utility": util, "risk": risk}
+
+    def summary(self) -> str:
+        """A plain-text report of the headline utility and risk measures (means over implicates)."""
+        summary = self.to_dict()
+        u, r = summary["utility"], summary["risk"]
+        lines = [
+            "General utility (mean over implicates)",
+            f"  propensity model      {u['method']} ({u['n_params']} parameters)",
+            f"  pMSE                  {u['pmse']:.6g}",
+            f"  pMSE ratio            {u['pmse_ratio']:.4g}   (1 = indistinguishable)",
+            f"  SPECKS                {u['specks']:.4f}",
+            f"  AUC (held-out)        {u['auc']:.4f}   (0.5 = indistinguishable)",
+        ]
+        for name, t in u["tables"].items():
+            lines.append(f"  {name:<8} tables      {t['n_tables']:>4}: mean S_pMSE {t['mean_S_pMSE']:.4g}, mean S_FT {t['mean_S_FT']:.4g}")
+        if u["bivariate"]["correlation_mae"] is not None:
+            lines.append(f"  correlation MAE       {u['bivariate']['correlation_mae']:.4f}")
+        if u["bivariate"]["cramers_v_mae"] is not None:
+            lines.append(f"  Cramer's V MAE        {u['bivariate']['cramers_v_mae']:.4f}")
+        if "regression" in u:
+            g = u["regression"]
+            lines.append(f"  regression {g['formula']}: mean CI overlap {g['mean_overlap']:.4f}, SSO {g['sso_share']:.2%}")
+        if "DiSCO" in r:
+            lines += [
+                f"Disclosure risk: keys {', '.join(r['keys'])}; target {r['target']} (shares of original records)",
+                f"  unique in original    UiO   {r['UiO']:.4f}",
+                f"  replicated uniques    repU  {r['repU']:.4f}",
+                f"  disclosive, original  DiO   {r['DiO']:.4f}",
+                f"  disclosive, synthetic DiS   {r['DiS']:.4f}",
+                f"  DiSCO                       {r['DiSCO']:.4f}   (chance level {r['DiSCO_chance']:.4f})",
+                f"  TCAP                        {r['TCAP']:.4f}",
+            ]
+        if "dcr" in r:
+            d = r["dcr"]
+            lines += [
+                "Distance to closest record (synthetic -> original vs holdout)",
+                f"  exact copies          {d['share_exact_original']:.4f} vs {d['share_exact_holdout']:.4f}",
+                f"  closer to original    {d['share_closer_to_original']:.4f}   (0.5 expected)",
+            ]
+        if "membership" in r:
+            lines.append(f"Membership inference AUC {r['membership']['auc']:.4f}   (0.5 = no information)")
+        return "\n".join(lines)
 
 
 def evaluate_microdata(

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..._frames import as_pandas
+from ..._results import Result, json_ready
 from ...exceptions import DataError, InvalidArgumentError
 from ._data import check_columns, combined_key
 
@@ -29,7 +30,7 @@ __all__ = ["KeyMatches", "MatchRates", "key_matches", "match_rates"]
 
 
 @dataclass(frozen=True)
-class KeyMatches:
+class KeyMatches(Result):
     """Exact key matches of known records in released data.
 
     Attributes
@@ -47,9 +48,23 @@ class KeyMatches:
         """Positions in the released data that match known record ``i``."""
         return self.pairs.loc[self.pairs["known_row"] == i, "released_row"].to_numpy()
 
+    def to_frame(self) -> pd.DataFrame:
+        """The matching pairs (a copy of :attr:`pairs`)."""
+        return self.pairs.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Counts of known records by number of matches (the pairs: :meth:`to_frame`)."""
+        n = np.asarray(self.n_matches)
+        return {
+            "n_known": int(n.size),
+            "n_unmatched": int(np.sum(n == 0)),
+            "n_unique_matches": int(np.sum(n == 1)),
+            "n_pairs": int(len(self.pairs)),
+        }
+
 
 @dataclass(frozen=True)
-class MatchRates:
+class MatchRates(Result):
     """Identity disclosure measures of partially synthetic data.
 
     Attributes
@@ -71,6 +86,18 @@ class MatchRates:
     n_unique_matches: int
     n_targets: int
     n_original: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_ready(
+            {
+                "expected_match_rate": self.expected_match_rate,
+                "true_match_rate": self.true_match_rate,
+                "false_match_rate": self.false_match_rate,
+                "n_unique_matches": self.n_unique_matches,
+                "n_targets": self.n_targets,
+                "n_original": self.n_original,
+            }
+        )
 
 
 def key_matches(known: Any, released: Any, keys: Sequence[str]) -> KeyMatches:

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..._results import Result
 from ..._validation import check_in
 from ...exceptions import DataError, InvalidArgumentError
 from ...formula import parse_formula
@@ -33,7 +34,7 @@ _OWNER = "regression_utility"
 
 
 @dataclass(frozen=True)
-class RegressionUtility:
+class RegressionUtility(Result):
     """Coefficient-by-coefficient comparison of a regression on original and synthetic data.
 
     Attributes
@@ -59,6 +60,41 @@ class RegressionUtility:
     formula: str
     rule: str
     m: int
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-coefficient comparison (a copy of :attr:`coefficients`)."""
+        return self.coefficients.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings, the summaries and per coefficient its two estimates, overlap and SSO."""
+        return {
+            "formula": self.formula,
+            "family": self.family,
+            "rule": self.rule,
+            "m": int(self.m),
+            "mean_overlap": float(self.mean_overlap),
+            "sso_share": float(self.sso_share),
+            "coefficients": {
+                str(k): {
+                    "original": float(v["estimate_original"]),
+                    "synthetic": float(v["estimate_synthetic"]),
+                    "overlap": float(v["overlap"]),
+                    "sso": bool(v["sso"]),
+                }
+                for k, v in self.coefficients.iterrows()
+            },
+        }
+
+    def summary(self) -> str:
+        lines = [
+            f"Regression utility of {self.formula} ({self.family}, {self.rule} rule, m = {self.m})",
+            f"  mean CI overlap {self.mean_overlap:.4f}, SSO {self.sso_share:.2%}",
+            "",
+            self.coefficients[["estimate_original", "estimate_synthetic", "overlap", "sso"]].to_string(
+                float_format=lambda x: f"{x:.4f}"
+            ),
+        ]
+        return "\n".join(lines)
 
 
 def _levels(orig: pd.Series) -> list[Any]:

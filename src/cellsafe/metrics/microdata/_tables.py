@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..._results import Result, json_ready
 from ..._validation import check_in, check_integer
 from ...exceptions import InvalidArgumentError
 from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
@@ -37,7 +38,7 @@ _STATS = ("VW", "FT", "JSD", "pMSE", "S_VW", "S_FT", "S_JSD", "S_pMSE", "df", "n
 
 
 @dataclass(frozen=True)
-class TableUtility:
+class TableUtility(Result):
     """Utility statistics of one cross-tabulation (see the module notes for the formulas).
 
     Attributes
@@ -63,6 +64,9 @@ class TableUtility:
     S_pMSE: float
     df: int
     nempty: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_ready({"variables": list(self.variables), **{k: getattr(self, k) for k in _STATS}})
 
 
 def _cut_codes(xo: np.ndarray, xs: np.ndarray, ngroups: int) -> tuple[np.ndarray, np.ndarray, int]:

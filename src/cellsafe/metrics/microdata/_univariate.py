@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..._results import Result, json_ready
 from ._data import as_frame_pair, check_columns, is_categorical, joint_codes, numeric_values
 
 __all__ = ["UnivariateComparison", "compare_univariate"]
@@ -22,7 +23,7 @@ _PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 
 
 @dataclass(frozen=True)
-class UnivariateComparison:
+class UnivariateComparison(Result):
     """Univariate summaries of an original and a synthetic data set.
 
     Attributes
@@ -41,6 +42,29 @@ class UnivariateComparison:
     frequencies: pd.DataFrame = field(repr=False)
     statistics: pd.DataFrame = field(repr=False)
     total_variation: dict[str, float]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The categorical frequencies (a copy of :attr:`frequencies`; the moments are :attr:`statistics`)."""
+        return self.frequencies.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Total variation per categorical variable, and both tables as records."""
+        return json_ready(
+            {
+                "total_variation": dict(self.total_variation),
+                "frequencies": self.frequencies.to_dict(orient="records"),
+                "statistics": self.statistics.to_dict(orient="records"),
+            }
+        )
+
+    def summary(self) -> str:
+        """Total variation of each categorical variable; mean and sd of each numeric one."""
+        lines = ["Univariate comparison"]
+        lines += [f"  total variation {k:<16} {v:.4f}" for k, v in self.total_variation.items()]
+        moments = self.statistics[self.statistics["statistic"].isin(["mean", "sd"])]
+        if len(moments):
+            lines += ["", moments.to_string(index=False, float_format=lambda x: f"{x:.6g}")]
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         tv = ", ".join(f"{k}={v:.4f}" for k, v in self.total_variation.items())

@@ -1,0 +1,50 @@
+"""``--engine`` and ``--spark-master``: where a command's heavy work runs (local numpy or Spark)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..engines import ENGINES
+
+__all__ = ["add_engine_options", "spark_from_args", "spark_table_from_args", "uses_spark"]
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """--engine {local,spark} and --spark-master (default local[*])."""
+    g = p.add_argument_group("engine")
+    g.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="local: DuckDB and numpy in this process (default); spark: Spark SQL and the same per-block kernels on "
+        "a Spark cluster, same numbers for the same seed (pip install 'cellsafe[spark]', Java 17)",
+    )
+    g.add_argument(
+        "--spark-master",
+        default="local[*]",
+        metavar="URL",
+        help="Spark master for --engine spark: local[*] (default), spark://host:7077, yarn, k8s://...",
+    )
+
+
+def uses_spark(args: argparse.Namespace) -> bool:
+    return getattr(args, "engine", "local") == "spark"
+
+
+def spark_from_args(args: argparse.Namespace) -> Any:
+    """The SparkSession on --spark-master."""
+    from ..engines.spark import spark_session
+
+    return spark_session(args.spark_master)
+
+
+def spark_table_from_args(args: argparse.Namespace) -> Any:
+    """The SparkTable of INPUT, --variables, --count and --structural-zeros, aggregated by Spark."""
+    from ..engines.spark import aggregate
+    from ..io import read_frame
+    from ._common import parse_list
+
+    spark = spark_from_args(args)
+    sz = read_frame(args.structural_zeros) if getattr(args, "structural_zeros", None) else None
+    return aggregate(args.input, parse_list(args.variables), count=args.count, structural_zeros=sz, spark=spark)
