@@ -5,7 +5,7 @@ release differentially private counts, and measure risk and utility before and a
 
 The public names:
 
-- tables: :class:`CountTable`, :class:`Variable`, :class:`Hierarchy`
+- tables: :class:`CountTable`, :class:`Variable`, :class:`Hierarchy`, :class:`Domain` (the public categories of a release)
 - count distributions: :class:`Poisson`, :class:`NBI`, :class:`PIG`, :class:`GAF`
 - mechanisms: :class:`SaturatedSynthesizer`, :class:`LogLinearSynthesizer`,
   :class:`MultinomialDirichletSynthesizer`, :class:`PoissonGammaSynthesizer`,
@@ -49,7 +49,7 @@ from .mechanisms import (
 )
 from .published import Publication
 from .synthesis import SequentialSynthesizer
-from .table import CountTable, Hierarchy, Variable
+from .table import CountTable, Domain, Hierarchy, Variable
 
 __version__ = "0.1.0"
 
@@ -58,6 +58,7 @@ __all__ = [
     # tables
     "CountTable",
     "Variable",
+    "Domain",
     "Hierarchy",
     # distributions
     "Poisson",

@@ -26,11 +26,18 @@ def deaths_csv(tmp_path):
     return path
 
 
-def test_poisson_gamma_with_population(tmp_path, deaths_csv, capsys):
+@pytest.fixture
+def geo_json(tmp_path):
+    path = tmp_path / "geo.json"
+    path.write_text(json.dumps({"state": ["N", "S"], "county": ["a", "b", "c", "d", "e"]}))
+    return path
+
+
+def test_poisson_gamma_with_population(tmp_path, deaths_csv, geo_json, capsys):
     out = tmp_path / "out"
     rc = main(
         ["dp-synthesize", str(deaths_csv), "--variables", "county", "--count", "deaths", "--population", "pop",
-         "--mechanism", "poisson-gamma", "--epsilon", "2", "-m", "2", "--seed", "1", "--output", str(out)]
+         "--domain", str(geo_json), "--mechanism", "poisson-gamma", "--epsilon", "2", "-m", "2", "--seed", "1", "--output", str(out)]
     )
     assert rc == 0
     assert "epsilon 1 per implicate, 2 in total" in capsys.readouterr().out
@@ -42,9 +49,9 @@ def test_poisson_gamma_with_population(tmp_path, deaths_csv, capsys):
     assert meta["epsilon_per_implicate"] == pytest.approx(1.0)
 
 
-def test_same_seed_same_output(tmp_path, deaths_csv):
+def test_same_seed_same_output(tmp_path, deaths_csv, geo_json):
     args = ["dp-synthesize", str(deaths_csv), "--variables", "state,county", "--count", "deaths", "--population",
-            "pop", "--mechanism", "poisson-gamma", "--epsilon", "3", "--seed", "5", "--quiet"]
+            "pop", "--domain", str(geo_json), "--mechanism", "poisson-gamma", "--epsilon", "3", "--seed", "5", "--quiet"]
     assert main(args + ["--output", str(tmp_path / "a")]) == 0
     assert main(args + ["--output", str(tmp_path / "b")]) == 0
     a = pd.read_csv(tmp_path / "a" / "synthetic_1.csv")
@@ -52,11 +59,11 @@ def test_same_seed_same_output(tmp_path, deaths_csv):
     assert a.equals(b)
 
 
-def test_regional_prior_with_budget(tmp_path, deaths_csv, capsys):
+def test_regional_prior_with_budget(tmp_path, deaths_csv, geo_json, capsys):
     log = tmp_path / "budget.json"
     assert main(["budget", str(log), "--create", "--epsilon", "3"]) == 0
     args = ["dp-synthesize", str(deaths_csv), "--variables", "state,county", "--count", "deaths", "--population",
-            "pop", "--mechanism", "poisson-gamma", "--epsilon", "2", "--prior", "regional:state",
+            "pop", "--domain", str(geo_json), "--mechanism", "poisson-gamma", "--epsilon", "2", "--prior", "regional:state",
             "--prior-epsilon", "0.5", "--seed", "2", "--budget-log", str(log), "--quiet"]
     assert main(args + ["--output", str(tmp_path / "o1")]) == 0
     data = json.loads(log.read_text())
@@ -78,8 +85,9 @@ def test_multinomial_dirichlet_on_microdata(tmp_path):
     rng = np.random.default_rng(0)
     micro = pd.DataFrame({"sex": rng.choice(["F", "M"], 50), "age": rng.choice(["y", "m", "o"], 50)})
     micro.to_csv(tmp_path / "m.csv", index=False)
+    (tmp_path / "d.csv").write_text("variable,category\nsex,F\nsex,M\nage,y\nage,m\nage,o\n")
     out = tmp_path / "o"
-    rc = main(["dp-synthesize", str(tmp_path / "m.csv"), "--variables", "sex,age", "--mechanism",
+    rc = main(["dp-synthesize", str(tmp_path / "m.csv"), "--variables", "sex,age", "--domain", str(tmp_path / "d.csv"), "--mechanism",
                "multinomial-dirichlet", "--epsilon", "1", "--seed", "3", "--output", str(out), "--quiet",
                "--format", "parquet"])
     assert rc == 0
@@ -93,13 +101,13 @@ def test_multinomial_dirichlet_on_microdata(tmp_path):
     [
         (["--epsilon", "0"], "--epsilon must be positive"),
         (["--epsilon", "1", "--prior", "state"], "--prior must be"),
-        (["--epsilon", "1", "--population", "nope"], "population column 'nope'"),
+        (["--epsilon", "1", "--population", "nope"], "column 'nope' is not in"),
         (["--epsilon", "1", "-m", "0"], "-m must be"),
         (["--epsilon", "1", "--prior-epsilon", "0.5"], "--prior-epsilon applies to --prior regional"),
     ],
 )
-def test_bad_input(tmp_path, deaths_csv, capsys, extra, message):
-    rc = main(["dp-synthesize", str(deaths_csv), "--variables", "county", "--count", "deaths", "--mechanism",
+def test_bad_input(tmp_path, deaths_csv, geo_json, capsys, extra, message):
+    rc = main(["dp-synthesize", str(deaths_csv), "--variables", "county", "--count", "deaths", "--domain", str(geo_json), "--mechanism",
                "poisson-gamma", "--output", str(tmp_path / "o")] + extra)
     assert rc == 2
     assert message in capsys.readouterr().err
@@ -110,3 +118,140 @@ def test_budget_bad_input(tmp_path, capsys):
     assert "no privacy budget log" in capsys.readouterr().err
     assert main(["budget", str(tmp_path / "b.json"), "--create"]) == 2
     assert "--epsilon" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- the public domain
+def _two_files(tmp_path):
+    """Four records; the second file has the same people but one with a category nobody else has."""
+    a = pd.DataFrame({"sex": ["F", "M", "F", "M"], "region": ["N", "N", "S", "S"]})
+    b = a.copy()
+    b.loc[3, "region"] = "Atlantis"
+    a.to_csv(tmp_path / "a.csv", index=False)
+    b.to_csv(tmp_path / "b.csv", index=False)
+    (tmp_path / "domain.json").write_text(json.dumps({"sex": ["F", "M"], "region": ["N", "S", "W"]}))
+
+
+@pytest.mark.parametrize("mechanism", ["multinomial-dirichlet", "poisson-gamma"])
+def test_a_unique_category_changes_nothing_but_the_counts(tmp_path, mechanism, capsys):
+    _two_files(tmp_path)
+    metas = {}
+    for name in ("a", "b"):
+        for seed in range(8):
+            out = tmp_path / f"out_{name}_{seed}"
+            rc = main(["dp-synthesize", str(tmp_path / f"{name}.csv"), "--variables", "sex,region", "--domain",
+                       str(tmp_path / "domain.json"), "--outside", "drop", "--mechanism", mechanism, "--epsilon", "1",
+                       "-m", "2", "--seed", str(seed), "--quiet", "--output", str(out)])
+            assert rc == 0
+            for f in out.glob("synthetic_*.csv"):
+                assert "Atlantis" not in f.read_text()
+            assert "Atlantis" not in (out / "dp_synthesis.json").read_text()
+            assert "Atlantis" not in (out / "manifest.json").read_text()
+            metas[name] = json.loads((out / "dp_synthesis.json").read_text())
+    a, b = metas["a"], metas["b"]
+    assert a.keys() == b.keys()
+    assert a["cells"] == b["cells"] == 6 and a["domain_sha256"] == b["domain_sha256"]
+    # by default a record outside the domain is an error, never a new category
+    rc = main(["dp-synthesize", str(tmp_path / "b.csv"), "--variables", "sex,region", "--domain",
+               str(tmp_path / "domain.json"), "--mechanism", mechanism, "--epsilon", "1", "--output",
+               str(tmp_path / "refused")])
+    assert rc == 2 and "'Atlantis' outside the public domain" in capsys.readouterr().err
+    assert not (tmp_path / "refused").exists()
+
+
+def test_without_a_domain_dp_synthesize_refuses_and_says_why(tmp_path, capsys):
+    _two_files(tmp_path)
+    rc = main(["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex,region", "--mechanism",
+               "multinomial-dirichlet", "--epsilon", "1", "--output", str(tmp_path / "o")])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "needs --domain FILE" in err and "would disclose which ones occur" in err
+    rc = main(["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex,age", "--domain",
+               str(tmp_path / "domain.json"), "--mechanism", "multinomial-dirichlet", "--epsilon", "1",
+               "--output", str(tmp_path / "o")])
+    assert rc == 2 and "'age' is not in the domain" in capsys.readouterr().err
+
+
+def test_secure_by_default_and_a_warning_with_a_seed(tmp_path, capsys):
+    _two_files(tmp_path)
+    args = ["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex,region", "--domain",
+            str(tmp_path / "domain.json"), "--mechanism", "multinomial-dirichlet", "--epsilon", "1", "--quiet"]
+    assert main(args + ["--output", str(tmp_path / "s")]) == 0
+    assert "--seed" not in capsys.readouterr().err
+    manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
+    assert "drawn securely" in manifest["seed"]
+    assert manifest["details"]["domain"]["sha256"] == json.loads((tmp_path / "s" / "dp_synthesis.json").read_text())["domain_sha256"]
+    assert main(args + ["--seed", "3", "--output", str(tmp_path / "r")]) == 0
+    assert "reproducible: anyone who knows or guesses the seed" in capsys.readouterr().err
+
+
+def test_population_is_checked_against_the_counts(tmp_path, geo_json, capsys):
+    pd.DataFrame({"county": ["a", "b"], "deaths": [5000, 3], "pop": [1000, 300]}).to_csv(tmp_path / "d.csv", index=False)
+    rc = main(["dp-synthesize", str(tmp_path / "d.csv"), "--variables", "county", "--count", "deaths", "--population",
+               "pop", "--domain", str(geo_json), "--mechanism", "poisson-gamma", "--epsilon", "1", "--output",
+               str(tmp_path / "o")])
+    assert rc == 2
+    assert "cell (county='a') has 5,000 events but a population of 1,000" in capsys.readouterr().err
+
+
+def test_a_prior_heavier_than_the_data_is_announced_and_the_log_reads_well(tmp_path, capsys):
+    _two_files(tmp_path)
+    log = tmp_path / "budget.json"
+    assert main(["budget", str(log), "--create", "--epsilon", "5"]) == 0
+    rc = main(["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex,region", "--domain",
+               str(tmp_path / "domain.json"), "--mechanism", "multinomial-dirichlet", "--epsilon", "0.5",
+               "--budget-log", str(log), "--quiet", "--output", str(tmp_path / "o")])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "the prior weighs" in err and "Hellinger utility of the expected release" in err
+    [release] = json.loads(log.read_text())["releases"]
+    assert release["label"].endswith("(1 implicate)") and release["mechanism"] == "multinomial-dirichlet"
+    meta = json.loads((tmp_path / "o" / "dp_synthesis.json").read_text())
+    assert meta["prior"] is None  # no 'national' prior for a mechanism without that option
+
+
+def test_parts_compose_in_parallel_from_the_cli(tmp_path):
+    _two_files(tmp_path)
+    (tmp_path / "sexes.json").write_text(json.dumps({"sex": ["F", "M"]}))
+    log = tmp_path / "budget.json"
+    assert main(["budget", str(log), "--create", "--epsilon", "1"]) == 0
+    for region in ("N", "S"):
+        rc = main(["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex", "--domain",
+                   str(tmp_path / "sexes.json"), "--part", f"region={region}", "--mechanism",
+                   "multinomial-dirichlet", "--epsilon", "1", "--budget-log", str(log), "--quiet", "--output",
+                   str(tmp_path / f"o_{region}")])
+        assert rc == 0
+        assert pd.read_csv(tmp_path / f"o_{region}" / "synthetic_1.csv")["count"].sum() == 2
+    data = json.loads(log.read_text())
+    assert data["spent"]["epsilon"] == pytest.approx(1.0)
+    assert [r["part"] for r in data["releases"]] == ["N", "S"]
+
+
+def _cli_release(argv, barrier, results):
+    barrier.wait()
+    results.put(main(argv))
+
+
+def test_twenty_concurrent_dp_synthesize_runs_against_a_budget_of_one(tmp_path):
+    import multiprocessing as mp
+
+    _two_files(tmp_path)
+    log = tmp_path / "budget.json"
+    assert main(["budget", str(log), "--create", "--epsilon", "1"]) == 0
+    ctx = mp.get_context("fork")
+    barrier, results = ctx.Barrier(20), ctx.Queue()
+    procs = [
+        ctx.Process(target=_cli_release, args=(
+            ["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex,region", "--domain",
+             str(tmp_path / "domain.json"), "--mechanism", "multinomial-dirichlet", "--epsilon", "0.1",
+             "--budget-log", str(log), "--quiet", "--output", str(tmp_path / f"o{i}")], barrier, results))
+        for i in range(20)
+    ]
+    for p in procs:
+        p.start()
+    codes = [results.get(timeout=300) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert codes.count(0) == 10 and codes.count(2) == 10
+    data = json.loads(log.read_text())
+    assert len(data["releases"]) == 10 and data["spent"]["epsilon"] == pytest.approx(1.0)
+    assert sum((tmp_path / f"o{i}" / "synthetic_1.csv").exists() for i in range(20)) == 10

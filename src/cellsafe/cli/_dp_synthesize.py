@@ -3,51 +3,81 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 import json
+import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..dp import PrivacyAccountant
+from .._random import as_seed_sequence
+from ..dp import PrivacyAccountant, prior_weight
 from ..exceptions import DataError, InvalidArgumentError
-from ..io import read_frame
+from ..io import aggregate_file, read_records
 from ..mechanisms.dirichlet import MultinomialDirichletSynthesizer
 from ..mechanisms.poisson_gamma import PoissonGammaSynthesizer
-from ..table import CountTable
+from ..table import OUTSIDE_CHOICES, CountTable, Domain
 from ._common import (
     EXAMPLES_FORMATTER,
     add_input_options,
     add_output_options,
     add_seed_option,
-    load_table,
+    note,
     outputs_from_args,
     parse_list,
+    resolve_count,
     seed_from_args,
 )
 
 _EXAMPLES = """\
 examples:
   # deaths by county with county populations: Poisson-gamma smoothed to the national rate,
-  # epsilon 2 for the whole release of 5 implicates (0.4 each)
+  # epsilon 2 for the whole release of 5 implicates (0.4 each); counties.json lists every county
   cellsafe dp-synthesize deaths.csv --variables county --count deaths --population pop \\
-      --mechanism poisson-gamma --epsilon 2 -m 5 --seed 1 --output dp/
+      --domain counties.json --mechanism poisson-gamma --epsilon 2 -m 5 --output dp/
 
   # smoothed to state rates; the state totals are themselves released with epsilon 0.5
   cellsafe dp-synthesize deaths.csv --variables state,county --count deaths --population pop \\
-      --mechanism poisson-gamma --epsilon 2 --prior regional:state --prior-epsilon 0.5 --output dp/
+      --domain geography.csv --mechanism poisson-gamma --epsilon 2 --prior regional:state \\
+      --prior-epsilon 0.5 --output dp/
 
-  # the multinomial-Dirichlet synthesizer on microdata, charged to a privacy budget log
+  # the multinomial-Dirichlet synthesizer on microdata, charged to a privacy budget log;
+  # records with a category outside the domain are left out instead of refused
   cellsafe budget budget.json --create --epsilon 5
-  cellsafe dp-synthesize people.parquet --variables region,sex,age --mechanism multinomial-dirichlet \\
-      --epsilon 1 --budget-log budget.json --output dp/
+  cellsafe dp-synthesize people.parquet --variables sex,age --domain domain.json --outside drop \\
+      --mechanism multinomial-dirichlet --epsilon 1 --budget-log budget.json --output dp/
 
-Writes synthetic_1.csv ... synthetic_M.csv (the variables and 'count', non-zero cells only) and
-dp_synthesis.json (mechanism, epsilon per implicate and in total, prior).  The total count is
-released exactly (it is treated as public).  --epsilon is the budget of the whole release: the M
-implicates share it equally (sequential composition).
+  # one release per region: disjoint records, so the regions compose in parallel (epsilon 1 in all)
+  cellsafe dp-synthesize people.parquet --variables sex,age --domain domain.json --part region=N \\
+      --mechanism multinomial-dirichlet --epsilon 1 --budget-log budget.json --output dp_N/
+  cellsafe dp-synthesize people.parquet --variables sex,age --domain domain.json --part region=S \\
+      --mechanism multinomial-dirichlet --epsilon 1 --budget-log budget.json --output dp_S/
+
+What is public and what is protected: the domain (--domain: every category of every variable,
+given by you, never read from the records) and the total count are released as they are; the
+counts of the cells are protected with epsilon-differential privacy.  A domain file is JSON
+({"sex": ["F", "M"], "age": ["0-15", "16-64", "65+"]}) or CSV with the header variable,category.
+Records outside the domain are an error (--outside error, the default) or left out (--outside
+drop); they never add a category.
+
+Randomness comes from the operating system's cryptographic generator; --seed makes the release
+reproducible, and anyone who knows the seed can then recompute the noise (a warning says so).
+
+Writes synthetic_1.csv ... synthetic_M.csv (the variables and 'count', non-zero cells only),
+dp_synthesis.json (mechanism, epsilon per implicate and in total, prior, the domain's sha256) and
+manifest.json.  --epsilon is the budget of the whole release: the M implicates share it equally
+(sequential composition).  With --budget-log the log is locked from the budget check until the
+release is written, so concurrent releases cannot overrun it.
 """
+
+_NO_DOMAIN = (
+    "dp-synthesize needs --domain FILE, the public categories of every variable. Categories read from the "
+    "confidential records would disclose which ones occur: one record with a category nobody else has would "
+    "add it to the release, a privacy loss no epsilon covers. Write the categories as JSON "
+    '({"var": ["cat1", "cat2"]}) or as a CSV with the header variable,category.'
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,12 +85,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         "dp-synthesize",
         help="differentially private synthesis with a fixed total (Poisson-gamma or multinomial-Dirichlet)",
         description="Draw synthetic tables from a posterior predictive distribution whose prior is strong "
-        "enough for epsilon-differential privacy (004).",
+        "enough for epsilon-differential privacy (004), on a public domain of categories.",
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
     )
     p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
     add_input_options(p)
+    p.add_argument(
+        "--domain",
+        metavar="FILE",
+        help="public categories of every variable: JSON {variable: [categories]} or CSV variable,category (required)",
+    )
+    p.add_argument(
+        "--outside",
+        choices=OUTSIDE_CHOICES,
+        default="error",
+        help="records with a category outside the domain: an error (default) or left out",
+    )
     p.add_argument(
         "--mechanism", required=True, choices=("poisson-gamma", "multinomial-dirichlet"), help="the synthesizer"
     )
@@ -69,11 +110,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--population",
         metavar="COL",
         help="population-size column of INPUT (a frequency table with --count, one row per cell); "
-        "cells without population get no events",
+        "cells without population get no events, and no cell may count more events than its population",
     )
     p.add_argument(
         "--prior",
-        default="national",
+        default=None,
         metavar="national|regional:VAR",
         help="Poisson-gamma prior rates: the national rate (default) or the rate of each category of VAR",
     )
@@ -82,6 +123,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         help="with --prior regional:VAR, release the regional totals with this epsilon (added to the cost)",
+    )
+    p.add_argument(
+        "--part",
+        metavar="VAR=VALUE",
+        help="synthesize only the records with VAR=VALUE; the budget log charges it to part VALUE of partition "
+        "VAR, so releases on different parts compose in parallel",
     )
     p.add_argument("-m", type=int, default=1, dest="m", help="number of synthetic tables (implicates), default 1")
     add_seed_option(p)
@@ -93,82 +140,160 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _load(args: argparse.Namespace) -> tuple[CountTable, CountTable | None]:
-    if not args.population:
-        return load_table(args.input, args.variables, args.count), None
-    if not args.count:
-        raise InvalidArgumentError("--population needs --count: INPUT must be a frequency table with one row per cell.")
+def _part(text: str | None) -> tuple[str, str] | None:
+    if text is None:
+        return None
+    var, sep, value = text.partition("=")
+    if not sep or not var.strip() or not value:
+        raise InvalidArgumentError(f"--part must be VAR=VALUE, for example region=North. Got {text!r}.")
+    return var.strip(), value
+
+
+def _load(args: argparse.Namespace, domain: Domain) -> tuple[CountTable, CountTable | None, int]:
+    """The table on the public domain (and the populations), and the number of records left out."""
     names = parse_list(args.variables)
-    df = read_frame(args.input)
-    if args.population not in df.columns:
-        raise DataError(f"population column {args.population!r} is not in {args.input!r}: columns {list(df.columns)}.")
-    table = CountTable.from_frame(df, names, count=args.count)
-    pop = CountTable.from_frame(df, list(table.variables), count=args.population, allow_fractional=True)
-    return table, pop
+    part = _part(args.part)
+    if args.population:
+        if not args.count:
+            raise InvalidArgumentError("--population needs --count: INPUT must be a frequency table with one row per cell.")
+        frame, count = read_records(args.input), args.count
+        for col in (args.population, args.count):
+            if col not in frame.columns:
+                raise DataError(f"column {col!r} is not in {args.input!r}: columns {list(frame.columns)}.")
+    else:
+        extra = [part[0]] if part is not None and part[0] not in names else []
+        frame, count = aggregate_file(args.input, names + extra, resolve_count(args.input, names + extra, args.count))
+    if part is not None:
+        var, value = part
+        if var not in frame.columns:
+            raise DataError(f"--part variable {var!r} is not a column of {args.input!r}.")
+        frame = frame[frame[var].astype(str) == value]
+        if not len(frame):
+            raise DataError(f"no record of {args.input!r} has {var}={value!r}; check --part.")
+    dom = domain.select(names)
+    kept, dropped = dom.restrict(frame, count=count, outside=args.outside)
+    table = CountTable.from_frame(kept, list(dom.variables), count=count)
+    if not args.population:
+        return table, None, dropped
+    pop = CountTable.from_frame(kept, list(dom.variables), count=args.population, allow_fractional=True)
+    over = np.flatnonzero(table.counts > pop.lookup(table.index))
+    if over.size:
+        cell = table.index[over[:1]]
+        raise DataError(
+            f"cell ({table.describe_cells(cell)[0]}) has {int(table.counts[over[0]]):,} events but a population of "
+            f"{float(pop.lookup(cell)[0]):,g}; a cell cannot count more events than people. Check --count and "
+            "--population."
+        )
+    return table, pop, dropped
 
 
-def run(args: argparse.Namespace) -> int:
+def _check(args: argparse.Namespace) -> None:
     if not (args.epsilon > 0):
         raise InvalidArgumentError(f"--epsilon must be positive. Got {args.epsilon}.")
     if args.m < 1:
         raise InvalidArgumentError(f"-m must be at least 1. Got {args.m}.")
     if args.prior_epsilon is not None and not (args.prior_epsilon > 0):
         raise InvalidArgumentError(f"--prior-epsilon must be positive. Got {args.prior_epsilon}.")
-    regional = args.prior.lower().startswith("regional:")
-    if args.prior.lower() != "national" and not regional:
-        raise InvalidArgumentError(f"--prior must be 'national' or 'regional:VAR'. Got {args.prior!r}.")
-    if args.mechanism == "multinomial-dirichlet" and (args.population or args.prior.lower() != "national"):
+    if args.mechanism == "multinomial-dirichlet" and (args.population or args.prior is not None):
         raise InvalidArgumentError("--population and --prior apply to --mechanism poisson-gamma only.")
+    prior = (args.prior or "national").lower()
+    regional = prior.startswith("regional:")
+    if prior != "national" and not regional:
+        raise InvalidArgumentError(f"--prior must be 'national' or 'regional:VAR'. Got {args.prior!r}.")
     if args.prior_epsilon is not None and not regional:
         raise InvalidArgumentError("--prior-epsilon applies to --prior regional:VAR only (it releases the regional totals).")
-    accountant = PrivacyAccountant.load(args.budget_log) if args.budget_log else None
-    outputs = outputs_from_args(args, [args.input], seed=seed_from_args(args))
-    with outputs:  # the folder appears, with its manifest, only when every table is written
-        return _run(args, accountant, outputs, outputs.folder(args.output))
+    _part(args.part)
+    if args.domain is None:
+        raise InvalidArgumentError(_NO_DOMAIN)
 
 
-def _run(args: argparse.Namespace, accountant: Any, outputs: Any, out_dir: Path) -> int:
-    t0 = time.perf_counter()
-    table, pop = _load(args)
+def run(args: argparse.Namespace) -> int:
+    _check(args)
+    domain = Domain.read(args.domain)
+    domain.select(parse_list(args.variables))  # every variable needs its public categories
     seed = seed_from_args(args)
+    if seed is not None:
+        print(
+            "warning: --seed makes this release reproducible: anyone who knows or guesses the seed can recompute "
+            "its noise and remove it. Omit --seed to draw from the operating system's cryptographic generator.",
+            file=sys.stderr,
+        )
+    accountant = PrivacyAccountant.load(args.budget_log) if args.budget_log else None
+    outputs = outputs_from_args(args, [args.input, args.domain], seed=seed)
+    with outputs:  # the folder appears, with its manifest, only when every table is written
+        return _run(args, domain, seed, accountant, outputs, outputs.folder(args.output))
+
+
+def _run(args: argparse.Namespace, domain: Domain, seed: Any, accountant: Any, outputs: Any, out_dir: Path) -> int:
+    t0 = time.perf_counter()
+    table, pop, dropped = _load(args, domain)
+    if dropped:
+        note(f"{dropped:,} record(s) outside the domain were left out (--outside drop); this number is not released.")
+    dom = domain.select(table.names)
+    root = as_seed_sequence("secure" if seed is None else seed)
     eps_each = args.epsilon / args.m
     prior_cost = args.prior_epsilon or 0.0
     if args.mechanism == "multinomial-dirichlet":
         synth = MultinomialDirichletSynthesizer.for_epsilon(eps_each, int(table.total))
         info = {"alpha": synth.alpha}
+        sample_rng = root
+        prior = None
     else:
-        ss = np.random.SeedSequence(seed) if seed is not None else np.random.SeedSequence()
-        prior_rng, seed = ss.spawn(2)
+        prior = args.prior or "national"
+        prior_rng, sample_rng = root.spawn(2)
         synth = PoissonGammaSynthesizer.for_epsilon(
-            eps_each, table, population=pop, prior=args.prior, prior_epsilon=args.prior_epsilon, rng=prior_rng
+            eps_each, table, population=pop, prior=prior, prior_epsilon=args.prior_epsilon, rng=prior_rng
         )
         info = {"a": float(np.min(synth.a)), "b_min": float(np.min(synth.b)), "b_max": float(np.max(synth.b))}
+    weight = prior_weight(synth, table)
+    if weight.prior_dominates:
+        print(
+            f"warning: the prior weighs {weight.prior:,.0f} pseudo-records against {weight.data:,} records: the "
+            f"release is mostly prior (Hellinger utility of the expected release {weight.utility:.2f}; 1 is the "
+            "data itself). Spend more epsilon per implicate (fewer implicates), or use fewer cells.",
+            file=sys.stderr,
+        )
     per_implicate = synth.epsilon(table)
     total_cost = per_implicate * args.m + prior_cost
-    if accountant is not None:
-        accountant.spend(
-            total_cost, label=f"dp-synthesize {Path(args.input).name} ({args.m} implicates)", mechanism=args.mechanism
+    part = _part(args.part)
+    implicates = f"{args.m} implicate{'s' if args.m != 1 else ''}"
+    label = f"dp-synthesize {Path(args.input).name} ({implicates})"
+    reserve = (
+        accountant.reserve(
+            total_cost,
+            label=label,
+            mechanism=args.mechanism,
+            partition=None if part is None else part[0],
+            part=None if part is None else part[1],
         )
-    tables = synth.sample(table, m=args.m, rng=seed)
-    for i, syn in enumerate(tables, start=1):
-        outputs.write_frame(syn.to_frame(), Path(out_dir) / f"synthetic_{i}.{args.format}")
-    meta = {
-        "mechanism": args.mechanism,
-        "epsilon_per_implicate": per_implicate,
-        "implicates": args.m,
-        "prior": args.prior,
-        "prior_epsilon": args.prior_epsilon,
-        "epsilon_total": total_cost,
-        "total": int(table.total),
-        "cells": int(table.n_cells),
-        "parameters": info,
-    }
-    (Path(out_dir) / "dp_synthesis.json").write_text(json.dumps(meta, indent=2) + "\n")
-    outputs.manifest.extra.update(meta)
+        if accountant is not None
+        else nullcontext()
+    )
+    with reserve:  # the log stays locked until the release is written; a failure rolls the charge back
+        tables = synth.sample(table, m=args.m, rng=sample_rng)
+        for i, syn in enumerate(tables, start=1):
+            outputs.write_frame(syn.to_frame(), Path(out_dir) / f"synthetic_{i}.{args.format}")
+        meta = {
+            "mechanism": args.mechanism,
+            "epsilon_per_implicate": per_implicate,
+            "implicates": args.m,
+            "prior": prior,
+            "prior_epsilon": args.prior_epsilon,
+            "epsilon_total": total_cost,
+            "total": int(table.total),
+            "cells": int(table.n_cells),
+            "domain_sha256": dom.sha256,
+            "part": None if part is None else {"variable": part[0], "value": part[1]},
+            "parameters": info,
+        }
+        (Path(out_dir) / "dp_synthesis.json").write_text(json.dumps(meta, indent=2) + "\n")
+        outputs.manifest.extra.update(meta)
+        outputs.manifest.extra["domain"] = {"sha256": dom.sha256, "variables": dom.names}
+        outputs.commit()
     if not args.quiet:
         print(
-            f"{args.mechanism}: total {table.total:,} over {table.n_cells:,} cells; epsilon {per_implicate:.4g} per "
-            f"implicate, {total_cost:.4g} in total; wrote {args.m} table(s) to {out_dir} in "
+            f"{args.mechanism}: total {table.total:,} over {table.n_cells:,} cells of the public domain; epsilon "
+            f"{per_implicate:.4g} per implicate, {total_cost:.4g} in total; wrote {implicates} to {args.output} in "
             f"{time.perf_counter() - t0:.2f} s"
         )
     return 0

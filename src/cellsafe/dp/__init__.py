@@ -6,6 +6,7 @@ Poisson-gamma, 004); this package holds the tools around them.
 
 from ..exceptions import BudgetExceededError
 from ._accountant import BudgetSummary, PrivacyAccountant, Release
+from ._prior import PriorWeight, prior_weight
 from ._postprocess import clip_negative, make_counts, restore_additivity, round_to_total
 from ._randomized_response import (
     randomized_response,
@@ -45,5 +46,7 @@ __all__ = [
     "discrete_gaussian_sigma",
     "sanitize",
     "verify_epsilon",
+    "prior_weight",
+    "PriorWeight",
     "EpsilonVerification",
 ]

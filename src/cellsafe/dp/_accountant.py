@@ -9,20 +9,27 @@ partition touch disjoint records.  The total charged is
     sum over whole-data releases + sum over partitions of (max over parts of the part's sum),
 
 a valid bound for every record (a record lies in one part of each partition).
+
+The audit log is read, checked and written under an exclusive lock, with a validated schema and a
+hash chain over its releases (:mod:`cellsafe.dp._ledger`).  :meth:`PrivacyAccountant.reserve` is the
+one critical section of a release: re-read the log, check the budget, record the release, run it,
+and keep the record only if it succeeded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .._results import Result
 from .._validation import check_real
 from ..exceptions import BudgetExceededError, DataError, InvalidArgumentError
+from . import _ledger
 
 __all__ = ["PrivacyAccountant", "Release", "BudgetSummary"]
 
@@ -133,6 +140,7 @@ class PrivacyAccountant:
         self.delta = check_real(delta, "delta", "PrivacyAccountant", low=0.0, high=1.0, high_open=True)
         self.log = None if log is None else Path(log)
         self._releases: list[Release] = []
+        self._holding = False  # inside the log's lock (one critical section per release)
 
     @property
     def releases(self) -> tuple[Release, ...]:
@@ -194,6 +202,14 @@ class PrivacyAccountant:
                 "give both 'partition' and 'part' (a release on part of the records) or neither."
             )
         part_s = None if part is None else str(part)
+        if mechanism is not None and mechanism not in _ledger.known_mechanisms():
+            raise InvalidArgumentError(
+                f"The 'mechanism' of PrivacyAccountant.spend must be a known mechanism name "
+                f"({', '.join(sorted(_ledger.known_mechanisms()))}). Got {mechanism!r} instead."
+            )
+        if self.log is not None and not self._holding:
+            with self._locked():
+                return self.spend(eps, dl, label=label, partition=partition, part=part_s, mechanism=mechanism)
         if not self.can_spend(eps, dl, partition, part_s):
             e0, d0 = self.spent()
             trial = self._releases + [Release(label, eps, dl, partition, part_s)]
@@ -219,12 +235,17 @@ class PrivacyAccountant:
 
     # ------------------------------------------------------------------ audit log
     def to_dict(self) -> dict[str, Any]:
+        """The audit log: budget, spent, and the releases, each with its link of the hash chain."""
         e, d = self.spent()
+        budget = {"epsilon": self.epsilon, "delta": self.delta}
+        releases = [asdict(r) for r in self._releases]
+        for r, h in zip(releases, _ledger.chain(budget, releases)):
+            r["sha256"] = h
         return {
-            "format": "cellsafe-privacy-budget/1",
-            "budget": {"epsilon": self.epsilon, "delta": self.delta},
+            "format": _ledger.FORMAT,
+            "budget": budget,
             "spent": {"epsilon": e, "delta": d},
-            "releases": [asdict(r) for r in self._releases],
+            "releases": releases,
         }
 
     def save(self, path: "str | Path") -> Path:
@@ -232,9 +253,70 @@ class PrivacyAccountant:
         from ..io import atomic_path
 
         path = Path(path)
+        if self.log is not None and path == self.log and not self._holding:
+            with self._locked():
+                return self.save(path)
         with atomic_path(path) as tmp:
             tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
         return path
+
+    # ------------------------------------------------------------------ the critical section
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the log's lock and bring the releases up to date with the file (others may have written)."""
+        assert self.log is not None
+        with _ledger.locked(self.log):
+            self._holding = True
+            try:
+                if self.log.exists():
+                    fresh = type(self).load(self.log, attach=False)
+                    if (fresh.epsilon, fresh.delta) != (self.epsilon, self.delta):
+                        raise DataError(
+                            f"the budget log {str(self.log)!r} now has budget epsilon {fresh.epsilon:g}, delta "
+                            f"{fresh.delta:g}, not {self.epsilon:g}, {self.delta:g}; load it again."
+                        )
+                    self._releases = list(fresh._releases)
+                yield
+            finally:
+                self._holding = False
+
+    @contextlib.contextmanager
+    def reserve(
+        self,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        label: str = "",
+        partition: str | None = None,
+        part: Any = None,
+        mechanism: str | None = None,
+    ) -> Iterator[Release]:
+        """The critical section of one release: check, reserve, release, commit (or roll back).
+
+        With a log, the log's exclusive lock is held from before the budget is read until the
+        release is committed, so concurrent releases against one log are serialized and none can
+        overrun the budget.  The reservation is written to the log before the body runs (a
+        release killed half-way stays charged: the safe side); if the body raises, the
+        reservation is removed and the error propagates.
+
+        Examples
+        --------
+        >>> acc = PrivacyAccountant(epsilon=1.0)
+        >>> with acc.reserve(0.4, label="counts by region") as rel:
+        ...     pass  # compute and write the release here
+        >>> acc.spent()
+        (0.4, 0.0)
+        """
+        ctx = self._locked() if self.log is not None and not self._holding else contextlib.nullcontext()
+        with ctx:
+            rel = self.spend(epsilon, delta, label=label, partition=partition, part=part, mechanism=mechanism)
+            try:
+                yield rel
+            except BaseException:
+                self._releases = [r for r in self._releases if r is not rel]
+                if self.log is not None:
+                    self.save(self.log)
+                raise
 
     @classmethod
     def load(cls, path: "str | Path", *, attach: bool = True) -> "PrivacyAccountant":
@@ -242,13 +324,13 @@ class PrivacyAccountant:
         path = Path(path)
         try:
             data = json.loads(path.read_text())
-            acc = cls(data["budget"]["epsilon"], data["budget"].get("delta", 0.0), path if attach else None)
-            for r in data["releases"]:
-                acc._releases.append(Release(**r))
         except FileNotFoundError:
             raise DataError(f"no privacy budget log at {str(path)!r}.") from None
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, UnicodeDecodeError) as exc:
             raise DataError(f"{str(path)!r} is not a cellsafe privacy budget log: {exc}.") from None
+        eps, delta, releases = _ledger.validate(data, str(path))
+        acc = cls(eps, delta, path if attach else None)
+        acc._releases = [Release(**r) for r in releases]
         e, d = acc.spent()
         if e > acc.epsilon + _TOL or d > acc.delta + _TOL or math.isnan(e):
             raise DataError(f"the log {str(path)!r} records more than its budget (epsilon {e:g} of {acc.epsilon:g}).")

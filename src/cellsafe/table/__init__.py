@@ -16,12 +16,15 @@ from ._flat import (
 )
 from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, count_column_name, encode_cells
 from ._variable import Variable
+from ._public import OUTSIDE_CHOICES, Domain
 from .hierarchy import Hierarchy
 
 __all__ = [
     "count_column_name",
     "CountTable",
     "Variable",
+    "Domain",
+    "OUTSIDE_CHOICES",
     "Hierarchy",
     "check_table",
     "describe",
