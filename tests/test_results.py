@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 
 import cellsafe
-from cellsafe import apriori, dp, fitting, metrics, tuning
+from cellsafe import apriori, dp, engines, fitting, metrics, table, tuning
 from cellsafe._results import Result
 from cellsafe.distributions import NBI, Poisson
-from cellsafe.mechanisms import CellKeyMethod, PTable, SmallCountRounding
+from cellsafe.mechanisms import CellKeyMethod, CellSuppression, PTable, SmallCountRounding
 from cellsafe.mechanisms.dirichlet import MultinomialDirichletSynthesizer
 from cellsafe.mechanisms.saturated import SaturatedSynthesizer
 from cellsafe.metrics import microdata as md
@@ -89,6 +89,14 @@ CASES = {
     # published tables
     "PublishedTable (ckm)": lambda: CellKeyMethod(PTable.generate(D=3, V=1.5), _publication()).sample(_table(), rng=2)[0],
     "PublishedTable (scr)": lambda: SmallCountRounding(_publication(), base=3).sample(_table(), rng=4)[0],
+    "SuppressionAudit": lambda: metrics.audit_suppression(
+        CellSuppression(Publication.from_formula(_table(), "a*b"), rules=["freq<=2"]).sample(_table())[0]
+    ),
+    # tables and engines
+    "TableDescription": lambda: table.describe(_table()),
+    "PairMetrics": lambda: engines.pair_metrics(
+        [pd.DataFrame({"f": [0, 1, 2, 5], "g": [1, 1, 3, 5], "cells": [3, 4, 2, 1]})], n_open=12, engine="local"
+    ),
     # microdata
     "KeyMatches": lambda: md.key_matches(_frames()[0], _frames()[1], ["sex", "region"]),
     "MatchRates": lambda: md.match_rates(_frames()[0], _frames()[1], ["sex", "region"]),
