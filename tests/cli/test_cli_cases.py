@@ -57,6 +57,7 @@ def _files(d: Path) -> None:
     (d / "full").mkdir()
     (d / "full" / "old.csv").write_text("x\n1\n")
     (d / "exists.csv").write_text("x\n1\n")
+    w("domain.json", '{"sex": ["F", "M"], "age": ["2", "10", "30"]}')
 
 
 SYN = "synthesize {d}/freq.csv --variables sex,age --distribution poisson --seed 1 --quiet"
@@ -136,9 +137,9 @@ CASES = [
     ("utility-output", "utility {d}/people.csv {d}/synth/synthetic_1.csv --variables sex,age --synthetic-count count --model sex+age --output {d}/u.csv", 0, "", ["u.csv", "u.csv.manifest.json"], []),
     ("expand-over-input", "expand {d}/freq.csv --variables sex,age --count count --output {d}/freq.csv", 2, "is the input", [], []),
     ("expand-unknown-format", "expand {d}/freq.csv --variables sex,age --count count --output {d}/r.txt", 2, "must end in", [], ["r.txt"]),
-    ("dp-nonempty-refused", "dp-synthesize {d}/freq.csv --variables sex,age --count count --domain {d}/dom.json --mechanism multinomial-dirichlet --epsilon 1 --output {d}/full", 2, "not empty", ["full/old.csv"], []),
+    ("dp-nonempty-refused", "dp-synthesize {d}/freq.csv --variables sex,age --count count --domain {d}/dom.json --domain {d}/domain.json --mechanism multinomial-dirichlet --epsilon 1 --output {d}/full", 2, "not empty", ["full/old.csv"], []),
     ("dp-needs-domain", "dp-synthesize {d}/freq.csv --variables sex,age --count count --mechanism multinomial-dirichlet --epsilon 1 --output {d}/nodom", 2, "needs --domain FILE", [], ["nodom"]),
-    ("dp-writes-manifest", "dp-synthesize {d}/freq.csv --variables sex,age --count count --domain {d}/dom.json --mechanism multinomial-dirichlet --epsilon 1 --seed 1 --output {d}/dp", 0, "", ["dp/synthetic_1.csv", "dp/manifest.json", "dp/dp_synthesis.json"], []),
+    ("dp-writes-manifest", "dp-synthesize {d}/freq.csv --variables sex,age --count count --domain {d}/dom.json --domain {d}/domain.json --mechanism multinomial-dirichlet --epsilon 1 --seed 1 --output {d}/dp", 0, "", ["dp/synthetic_1.csv", "dp/manifest.json", "dp/dp_synthesis.json"], []),
     # --- parameters and errors -----------------------------------------------------------------------
     ("gaf-huge-nu", SYN + " --count count --distribution gaf --sigma 1 --nu 1e6 --output {d}/o", 2, "", [], ["o"]),
     ("sigma-huge", SYN.replace("poisson", "nbi --sigma 1e300") + " --count count --output {d}/o", None, "", [], []),
