@@ -106,3 +106,11 @@ def test_evaluate_microdata_reads_the_outputs(tmp_path, capsys):
         summary = json.loads(capsys.readouterr().out)
         assert summary["utility"]["pmse_ratio"] < 10
         assert 0 <= summary["risk"]["DiSCO"] <= 1
+
+
+def test_method_for_overrides_method(tmp_path):
+    out = tmp_path / "o"
+    assert main(["synthesize-microdata", str(PENGUINS), "--method", "cart", "--method-for", "bill_length_mm=normal",
+                 "--numeric", "bill_length_mm", "--seed", "2", "--quiet", "--output", str(out)]) == 0
+    methods = json.loads((out / "manifest.json").read_text())["methods"]
+    assert methods == {"species": "cart", "sex": "cart", "bill_length_mm": "normal", "flipper_length_mm": "cart"}

@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _methods(args: argparse.Namespace) -> tuple[Any, list[str]]:
     from ..synthesis import METHODS
 
-    per_column: dict[str, str] = {}
+    per_column: dict[Any, str] = {}
     for item in args.method_for:
         col, sep, meth = item.partition("=")
         if not sep or not col.strip() or meth.strip() not in METHODS:
@@ -92,7 +92,7 @@ def _methods(args: argparse.Namespace) -> tuple[Any, list[str]]:
         return (per_column or None), keep
     if not per_column:
         return args.method, keep
-    return per_column, keep
+    return {None: args.method, **per_column}, keep  # None: every other column, resolved once the columns are known
 
 
 def _outputs(args: argparse.Namespace) -> tuple[Path, str, str, Path]:
@@ -143,7 +143,7 @@ def _command_line(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from .. import __version__
-    from ..io import atomic_path, ensure_writable_dir, write_frame
+    from ..io import atomic_path, ensure_writable_dir, read_records, write_frame
     from ..synthesis import SequentialSynthesizer
 
     # everything that can be checked before reading the data
@@ -165,10 +165,14 @@ def run(args: argparse.Namespace) -> int:
     progress = not args.quiet and sys.stderr.isatty()
 
     t0 = time.perf_counter()
+    frame = read_records(data)
+    if isinstance(methods, dict) and None in methods:
+        default = methods.pop(None)
+        methods = {name: methods.get(name, default) for name in (visit or list(frame.columns))}
     synth = SequentialSynthesizer(
         methods=methods, visit_sequence=visit, min_leaf=args.min_leaf, smoothing=args.smoothing, bounded=not args.unbounded
     )
-    synth.fit(data, numeric=numeric, categorical=categorical, progress=progress)
+    synth.fit(frame, numeric=numeric, categorical=categorical, progress=progress)
     implicates = synth.sample(n=args.n, m=args.m, rng=seed, progress=progress)
 
     # nothing is written before the synthesis succeeded; files appear only when all are complete
