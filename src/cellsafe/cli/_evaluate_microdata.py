@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from ..report import write_microdata_plots
 
-        paths = write_microdata_plots(ev, original, synthetic[0], args.plot, columns, categorical=categorical)
+        paths = write_microdata_plots(ev, original, synthetic, args.plot, columns, categorical=categorical)
         summary["plots"] = [str(p) for p in paths]
     if args.json:
         print_json(summary)

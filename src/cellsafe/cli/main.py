@@ -36,6 +36,8 @@ COMMANDS: tuple[str, ...] = (
     "_demo",
     # from a table back to records
     "_expand",
+    # the release report
+    "_report",
 )
 
 _DESCRIPTION = """\

@@ -22,6 +22,7 @@ import numpy as np
 from .. import apriori
 from ..exceptions import InvalidArgumentError
 from ..table import CountTable
+from ._style import HATCHES, LINESTYLES, MARKERS, PALETTE, log_scale_wanted, new_figure, styled, wrap
 
 __all__ = [
     "plot_frontier",
@@ -32,16 +33,8 @@ __all__ = [
     "save_figure",
 ]
 
-_MARKERS = {"poisson": "s", "nbi": "o", "pig": "^", "gaf": "D"}
-_COLORS = ["#1b6ca8", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f"]
-
-
 def _figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = (6.4, 4.8)) -> tuple[Any, np.ndarray]:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=size, layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    return fig, axes
+    return new_figure(nrows, ncols, size)
 
 
 def save_figure(fig: Any, path: str | Path, dpi: int = 150) -> list[Path]:
@@ -56,7 +49,8 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 150) -> list[Path]:
         raise InvalidArgumentError(f"figures are saved as .png or .svg. Got {str(path)!r}.")
     for t in targets:
         t.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(t, dpi=dpi)
+        with styled():
+            fig.savefig(t, dpi=dpi, format=t.suffix.lstrip(".").lower() or "png")
     return targets
 
 
@@ -67,49 +61,115 @@ def _finish(fig: Any, path: str | Path | None) -> Any:
 
 
 def _label(mech: Any) -> str:
-    dist = getattr(mech, "distribution", None)
-    if dist is None:
+    """A mechanism's spec ('nbi:sigma=1,alpha=0.01'), or its repr when it has none."""
+    try:
+        from ..mechanisms import mechanism_spec
+
+        return mechanism_spec(mech)
+    except Exception:  # a mechanism without a spec (a ptable read from a file): its repr says what it is
         return repr(mech)
-    parts = [type(dist).__name__]
-    parts += [f"{k}={v:g}" for k, v in dist.params().items()]
-    if getattr(mech, "alpha", 0):
-        parts.append(f"alpha={mech.alpha:g}")
-    if getattr(mech, "zeros_to_ones", 0):
-        parts.append(f"zeros_to_ones={mech.zeros_to_ones:g}")
-    return parts[0] + ("(" + ", ".join(parts[1:]) + ")" if len(parts) > 1 else "")
+
+
+def _of(data_name: str | None) -> str:
+    return f" ({data_name})" if data_name else ""
 
 
 # ---------------------------------------------------------------------- frontier
-def plot_frontier(frontier: Any, path: str | Path | None = None, *, title: str | None = None) -> Any:
-    """Risk (x) against utility (y) for every setting; the non-dominated ones joined by a line.
+def _point_label(spec: str, one_class: bool) -> str:
+    """'nbi:sigma=1,alpha=0' -> 'sigma=1' within one class of mechanisms (zero parameters dropped)."""
+    name, _, params = str(spec).partition(":")
+    kept = [p for p in params.split(",") if p and not p.endswith("=0")]
+    text = ",".join(kept)
+    return text if one_class and text else f"{name}:{text}" if text else name
+
+
+def plot_frontier(
+    frontier: Any,
+    path: str | Path | None = None,
+    *,
+    title: str | None = None,
+    data_name: str | None = None,
+    chosen: Sequence[str] = (),
+    labels: str = "auto",
+) -> Any:
+    """Risk (x) against utility (y) for every setting, each labelled with its parameters; the
+    non-dominated ones joined by a line and the chosen settings ringed.
 
     Parameters
     ----------
     frontier : cellsafe.tuning.Frontier
     path : str or Path, optional
         Save as PNG/SVG.
+    title : str, optional
+        Default: 'Risk-utility frontier' with the data's name and the mechanisms.
+    data_name : str, optional
+        Named in the title.
+    chosen : sequence of str
+        Specs (the ``spec`` column) of the settings to mark as chosen.
+    labels : {'auto', 'all', 'efficient', 'none'}
+        Which points carry their parameters: 'auto' labels all of up to 30 points, else the
+        non-dominated and chosen ones.
 
     Notes
     -----
     003 Figure 6 plots 1 - tau4(1) against utility; 000 Figure 7 plots tau4(1) against
-    1 - invlogit(MSE).  Here risk is on the x axis (lower is safer), utility on the y axis:
+    1 - invlogit(MSE), a scale that cannot exceed 0.5 and flattens every low-noise setting near
+    it.  Here the MSE utility is drawn on its natural scale, the expected squared error per cell,
+    on a log axis turned so that better is up; the Hellinger utility on its own scale, with
+    limits from the data.  Risk is on the x axis (lower is safer; log when it spans decades), so
     the best corner is the top left.
     """
-    pts = frontier.points
-    fig, axes = _figure(size=(7.0, 5.0))
+    if labels not in ("auto", "all", "efficient", "none"):
+        raise InvalidArgumentError(f"labels must be 'auto', 'all', 'efficient' or 'none'. Got {labels!r}.")
+    pts = frontier.points.reset_index(drop=True)
+    mse = frontier.utility == "mse"
+    u = pts["utility"].to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # 1 - invlogit(x) = 1 / (1 + e^x): x = log((1 - u) / u) is the MSE per cell again
+        y = np.log((1.0 - u) / u) if mse else u
+    x = pts["risk"].to_numpy(float)
+    classes = list(dict.fromkeys(pts["mechanism"]))
+    fig, axes = _figure(size=(7.2, 5.0))
     ax = axes[0, 0]
-    for i, (fam, grp) in enumerate(pts.groupby("family", sort=False)):
-        ax.scatter(
-            grp["risk"], grp["utility"], marker=_MARKERS.get(fam, "o"), s=28, alpha=0.8,
-            color=_COLORS[i % len(_COLORS)], label=fam.upper() if fam != "poisson" else "Poisson",
-        )
-    eff = frontier.efficient
-    ax.step(eff["risk"], eff["utility"], where="post", color="black", lw=1.2, label="frontier (non-dominated)")
-    ax.set_xlabel(f"risk: {frontier.risk}")
-    ax.set_ylabel("utility: 1 - invlogit(MSE per cell)" if frontier.utility == "mse" else "utility: expected Hellinger utility")
-    ax.set_title(title or "A priori risk-utility trade-off")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize="small", framealpha=0.9)
+    with styled():
+        for i, name in enumerate(classes):
+            sel = (pts["mechanism"] == name).to_numpy()
+            ax.scatter(
+                x[sel], y[sel], marker=MARKERS[i % len(MARKERS)], s=30, color=PALETTE[i % len(PALETTE)],
+                edgecolor="black", linewidth=0.4, zorder=3, label=str(name),
+            )
+        eff = pts.index[pts["efficient"].to_numpy(bool)]
+        order = eff[np.argsort(x[eff], kind="stable")]
+        ax.step(x[order], y[order], where="post", color="black", lw=1.0, zorder=2, label="frontier (non-dominated)")
+        picked = pts.index[pts["spec"].isin(list(chosen))] if len(chosen) else pts.index[:0]
+        if len(picked):
+            ax.scatter(x[picked], y[picked], s=170, facecolor="none", edgecolor="black", linewidth=1.6, zorder=4,
+                       label="chosen setting")
+        if labels == "all" or (labels == "auto" and len(pts) <= 30):
+            shown = pts.index
+        elif labels in ("auto", "efficient"):
+            shown = eff.union(picked)
+        else:
+            shown = pts.index[:0]
+        one = len(classes) == 1
+        for n, i in enumerate(shown):
+            ax.annotate(
+                _point_label(pts.at[i, "spec"], one), (x[i], y[i]), xytext=(5, 5 if n % 2 == 0 else -9),
+                textcoords="offset points", fontsize=7, zorder=5,
+            )
+        if log_scale_wanted(x):
+            ax.set_xscale("log")
+        ax.set_xlabel(f"risk: a priori {frontier.risk} (lower is safer)")
+        if mse:
+            if log_scale_wanted(y, 0.0):
+                ax.set_yscale("log")
+            ax.invert_yaxis()
+            ax.set_ylabel("expected squared error per cell\n(lower is better; axis turned: better is up)")
+        else:
+            ax.set_ylabel("expected Hellinger utility (higher is better)")
+        mechs = ", ".join(map(str, classes))
+        ax.set_title(wrap(title or f"Risk-utility frontier{_of(data_name)}: {mechs}", 7.0))
+        ax.legend(loc="best")
     return _finish(fig, path)
 
 
@@ -122,6 +182,7 @@ def plot_tau4(
     alpha_sigmas: Sequence[float] = (0.1, 1.0, 10.0),
     k: int = 1,
     path: str | Path | None = None,
+    data_name: str | None = None,
 ) -> Any:
     """tau4(k) against sigma for NBI and PIG (alpha = 0), and against alpha for NBI (003 Fig. 1).
 
@@ -131,43 +192,51 @@ def plot_tau4(
     sigmas : sequence of float, optional
         Default: 60 values log-spaced from 0.01 to 100.
     alphas : sequence of float, optional
-        Default: 40 values from 0 to 0.1.
+        Default: 0 and 40 values log-spaced from 1e-5 to 0.1, on a symmetric-log axis: the
+        useful range of alpha is often below 0.002, which a linear axis to 0.1 squashes.
     alpha_sigmas : sequence of float
         NBI sigmas drawn in the right panel (Poisson is added).
+    data_name : str, optional
+        Named in the titles.
     """
     from ..distributions import NBI, PIG, Poisson
     from ..mechanisms.saturated import SaturatedSynthesizer
 
     cs = apriori.cell_sizes(table_or_cell_sizes)
     s = np.geomspace(0.01, 100.0, 60) if sigmas is None else np.asarray(sigmas, dtype=float)
-    a = np.linspace(0.0, 0.1, 41) if alphas is None else np.asarray(alphas, dtype=float)
+    a = np.r_[0.0, np.geomspace(1e-5, 0.1, 40)] if alphas is None else np.asarray(alphas, dtype=float)
     kk = np.array([k])
 
     def t4(mech: Any) -> float:
         return float(apriori._tau_frame(cs, mech, kk).tau4.iloc[0])
 
-    fig, axes = _figure(1, 2, size=(11.0, 4.5))
+    fig, axes = _figure(1, 2, size=(11.0, 4.6))
     left, right = axes[0]
-    left.plot(s, [t4(SaturatedSynthesizer(NBI(float(x)))) for x in s], "-", color=_COLORS[0], label="NBI")
-    left.plot(s, [t4(SaturatedSynthesizer(PIG(float(x)))) for x in s], "--", color=_COLORS[1], label="PIG")
-    left.axhline(t4(SaturatedSynthesizer(Poisson())), color="grey", lw=0.8, ls=":", label="Poisson")
-    left.set_xscale("log")
-    left.set_xlabel("sigma")
-    left.set_ylabel(f"tau4({k})")
-    left.set_title(f"tau4({k}) against sigma (alpha = 0)")
-    left.legend(fontsize="small")
-    left.grid(True, alpha=0.3)
-    right.plot(a, [t4(SaturatedSynthesizer(Poisson(), alpha=float(x))) for x in a], ":", color="grey", label="Poisson")
-    for i, sg in enumerate(alpha_sigmas):
-        right.plot(
-            a, [t4(SaturatedSynthesizer(NBI(float(sg)), alpha=float(x))) for x in a], "-",
-            color=_COLORS[(i + 2) % len(_COLORS)], label=f"NBI, sigma = {sg:g}",
-        )
-    right.set_xlabel("alpha (pseudocount on random zeros)")
-    right.set_ylabel(f"tau4({k})")
-    right.set_title(f"tau4({k}) against alpha")
-    right.legend(fontsize="small")
-    right.grid(True, alpha=0.3)
+    with styled():
+        left.plot(s, [t4(SaturatedSynthesizer(NBI(float(x)))) for x in s], LINESTYLES[0], color=PALETTE[0], label="NBI")
+        left.plot(s, [t4(SaturatedSynthesizer(PIG(float(x)))) for x in s], LINESTYLES[1], color=PALETTE[1], label="PIG")
+        left.axhline(t4(SaturatedSynthesizer(Poisson())), color="grey", lw=0.8, ls=":", label="Poisson")
+        left.set_xscale("log")
+        left.set_xlabel("sigma (log scale)")
+        left.set_ylabel(f"tau4({k})")
+        left.set_title(wrap(f"tau4({k}) against sigma, alpha = 0{_of(data_name)}", 5.0))
+        left.legend()
+        right.plot(a, [t4(SaturatedSynthesizer(Poisson(), alpha=float(x))) for x in a], ":", color="grey", label="Poisson")
+        for i, sg in enumerate(alpha_sigmas):
+            right.plot(
+                a, [t4(SaturatedSynthesizer(NBI(float(sg)), alpha=float(x))) for x in a],
+                linestyle=LINESTYLES[i % len(LINESTYLES)], color=PALETTE[(i + 2) % len(PALETTE)],
+                label=f"NBI, sigma = {sg:g}",
+            )
+        positive = a[a > 0]
+        if positive.size and log_scale_wanted(positive):
+            right.set_xscale("symlog", linthresh=float(positive.min()))
+            right.set_xlabel("alpha, pseudocount on random zeros (symmetric log scale)")
+        else:
+            right.set_xlabel("alpha, pseudocount on random zeros")
+        right.set_ylabel(f"tau4({k})")
+        right.set_title(wrap(f"tau4({k}) against alpha{_of(data_name)}", 5.0))
+        right.legend()
     return _finish(fig, path)
 
 
@@ -184,33 +253,45 @@ def _bars(ax: Any, rows: dict[str, np.ndarray], x: np.ndarray) -> None:
     n = len(rows)
     width = 0.8 / n
     for i, (label, p) in enumerate(rows.items()):
-        ax.bar(x + (i - (n - 1) / 2) * width, p, width=width, color=_COLORS[i % len(_COLORS)], label=label)
+        ax.bar(
+            x + (i - (n - 1) / 2) * width, p, width=width, color=PALETTE[i % len(PALETTE)],
+            hatch=HATCHES[i % len(HATCHES)], edgecolor="black", linewidth=0.3, label=label,
+        )
 
 
 def _bar_panels(
-    values: list[int], panel: Any, title: str, xlabel: str, ylabel: str, path: str | Path | None
+    values: list[int], panel: Any, title: str, xlabel: str, ylabel: str, path: str | Path | None,
+    suptitle: str | None = None,
 ) -> Any:
     """One panel of bars per count v, two panels a row: ``panel(v)`` gives the x positions and
     the bar heights by label; a dotted line marks v."""
     ncols = 2 if len(values) > 1 else 1
     nrows = -(-len(values) // ncols)
-    fig, axes = _figure(nrows, ncols, size=(5.2 * ncols, 3.6 * nrows))
-    for ax, v in zip(axes.flat, values):
-        x, rows = panel(v)
-        _bars(ax, rows, x)
-        ax.axvline(v, color="black", lw=0.8, ls=":")
-        ax.set_title(f"{title} {v}")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.grid(True, axis="y", alpha=0.3)
-    for ax in list(axes.flat)[len(values):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize="small")
+    fig, axes = _figure(nrows, ncols, size=(5.2 * ncols, 3.4 * nrows + 0.6))
+    with styled():
+        for ax, v in zip(axes.flat, values):
+            x, rows = panel(v)
+            _bars(ax, rows, x)
+            ax.axvline(v, color="black", lw=0.8, ls=":")
+            ax.set_title(f"{title} {v}")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            ax.grid(False, axis="x")
+        for ax in list(axes.flat)[len(values):]:
+            ax.set_visible(False)
+        axes.flat[0].legend()
+        if suptitle:
+            fig.suptitle(wrap(suptitle, 5.2 * ncols, 11.0))
     return _finish(fig, path)
 
 
 def plot_transitions(
-    mechanisms: Any, j: Sequence[int] = (1, 5, 10, 20), *, path: str | Path | None = None, coverage: float = 0.995
+    mechanisms: Any,
+    j: Sequence[int] = (1, 5, 10, 20),
+    *,
+    path: str | Path | None = None,
+    coverage: float = 0.995,
+    title: str | None = None,
 ) -> Any:
     """P(released k | original j) as bars, one panel per original count j (000 Figure 4).
 
@@ -221,6 +302,8 @@ def plot_transitions(
         Original counts, one panel each.
     coverage : float
         Each panel shows the released counts holding this much probability for every mechanism.
+    title : str, optional
+        Above the panels; default 'Released counts given the original' and the mechanisms.
     """
     mechs = _as_mechanisms(mechanisms)
 
@@ -230,7 +313,10 @@ def plot_transitions(
         rows = {lab: apriori.transition_table(m, [jv], k_max).to_numpy()[0] for lab, m in mechs.items()}
         return np.arange(k_max + 1), rows
 
-    return _bar_panels([int(x) for x in j], panel, "original count", "released count k", "P(k | original)", path)
+    head = title or "Released counts given the original: " + "; ".join(mechs)
+    return _bar_panels(
+        [int(x) for x in j], panel, "original count", "released count k", "P(k | original)", path, head
+    )
 
 
 def plot_reverse_transitions(
@@ -240,6 +326,7 @@ def plot_reverse_transitions(
     *,
     path: str | Path | None = None,
     j_max_shown: int | None = None,
+    data_name: str | None = None,
 ) -> Any:
     """P(original j | released k) as bars, one panel per released count k (000 Figure 5).
 
@@ -256,7 +343,8 @@ def plot_reverse_transitions(
         j_max = max(2 * kv + 5, 10) if j_max_shown is None else int(j_max_shown)
         return np.arange(j_max + 1), {lab: _pad(t.loc[kv].to_numpy(), j_max + 1) for lab, t in tables.items()}
 
-    return _bar_panels(kk, panel, "released count", "original count j", "P(j | released)", path)
+    head = f"Original counts behind a released count{_of(data_name)}: " + "; ".join(mechs)
+    return _bar_panels(kk, panel, "released count", "original count j", "P(j | released)", path, head)
 
 
 def _pad(p: np.ndarray, n: int) -> np.ndarray:
@@ -295,10 +383,10 @@ def plot_synthetic_vs_original(
     f = original.lookup(idx).astype(float)
     fig, axes = _figure(len(syn), 2, size=(10.0, 3.8 * len(syn)))
     top = float(f.max()) if f.size else 1.0
-    for r, (label, table) in enumerate(syn.items()):
+    for r, (label, table) in enumerate(syn.items()):  # drawn in the house style (see _style.py)
         g = table.lookup(idx).astype(float)
         left, right = axes[r]
-        left.scatter(f, g, s=4, alpha=0.3, color=_COLORS[0], rasterized=True, label="cells")
+        left.scatter(f, g, s=4, alpha=0.3, color=PALETTE[0], rasterized=True, label="cells")
         left.plot([0.8, top], [0.8, top], color="black", lw=0.8, label="synthetic = original")
         left.set_xscale("log")
         left.set_yscale("symlog", linthresh=1.0)
@@ -308,7 +396,7 @@ def plot_synthetic_vs_original(
         left.set_title(f"{label}: synthetic against original")
         left.legend(fontsize="small", loc="upper left")
         pct = 100.0 * (g - f) / f
-        right.scatter(f, pct, s=4, alpha=0.3, color=_COLORS[1], rasterized=True)
+        right.scatter(f, pct, s=4, alpha=0.3, color=PALETTE[1], rasterized=True)
         right.axhline(0.0, color="black", lw=0.8)
         right.set_xscale("log")
         right.set_xlabel("original count")

@@ -1,7 +1,7 @@
 """Boxplots of confidence-interval overlap, as 003 Figs. 4 and 5.
 
 Uses matplotlib's object API with the Agg canvas (no pyplot, no global state), so it works
-without a display and from threads.
+without a display and from threads, in the house style of :mod:`cellsafe.report._style`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def plot_overlap(
     matplotlib.figure.Figure
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+
+    from ._style import PALETTE, new_figure, styled, wrap
 
     if not groups:
         from ..exceptions import InvalidArgumentError
@@ -51,25 +52,35 @@ def plot_overlap(
     for v in groups.values():
         a = np.asarray(v, dtype=np.float64).ravel()
         data.append(a[np.isfinite(a)])
-    fig = Figure(figsize=(max(4.0, 0.8 * len(labels) + 2.0), 4.0), layout="constrained")
+    width = max(4.8, 0.8 * len(labels) + 2.4)
+    fig, axes = new_figure(1, 1, (width, 4.2))
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.boxplot(data, tick_labels=labels) if _has_tick_labels() else ax.boxplot(data, labels=labels)
-    ax.axhline(0.5, color="0.6", linewidth=0.8, linestyle="--")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    if len(labels) > 6:
-        for lab in ax.get_xticklabels():
-            lab.set_rotation(45)
-            lab.set_ha("right")
+    ax = axes[0, 0]
+    with styled():
+        kw = {"tick_labels": labels} if _has_tick_labels() else {"labels": labels}
+        ax.boxplot(data, patch_artist=True, boxprops={"facecolor": PALETTE[5], "alpha": 0.6},
+                   medianprops={"color": "black"}, **kw)
+        # 0.5 is what an interval far wider than the original's, and containing it, scores:
+        # boxes below it mean intervals that are shifted or too wide to be useful.
+        ax.axhline(0.5, color="0.4", linewidth=0.9, linestyle="--",
+                   label="0.5: a far wider interval containing the original one")
+        ax.axhline(1.0, color="0.4", linewidth=0.6, linestyle=":", label="1: identical intervals")
+        ax.set_ylim(-0.02, 1.05)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(wrap(title, width))
+        ax.legend(loc="lower left")
+        if len(labels) > 6:
+            for lab in ax.get_xticklabels():
+                lab.set_rotation(45)
+                lab.set_ha("right")
     if path is not None:
         from ..io import atomic_path
 
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=os.path.splitext(os.fspath(path))[1].lstrip(".") or "png", dpi=120)
+            with styled():
+                fig.savefig(tmp, format=os.path.splitext(os.fspath(path))[1].lstrip(".") or "png", dpi=120)
     return fig
 
 
