@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean java
+.PHONY: demo test bench clean java chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,13 @@ java:
 	@command -v java >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get install -y -q openjdk-17-jre-headless >/dev/null; } \
 	  || echo "Java 17 not found: the Spark engine's tests will skip (apt-get install -y openjdk-17-jre-headless)"
 
-test: $(VENV)/.installed-test java
+# The release report's browser test needs Debian's chromium: installed here when running as root, else it skips.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && { apt-get install -y -q chromium >/dev/null 2>&1 \
+	  || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }; }; } \
+	  || echo "chromium not found: the report's browser test will skip (apt-get install -y chromium)"
+
+test: $(VENV)/.installed-test java chromium
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-test
