@@ -141,3 +141,14 @@ def test_matches_independent_r_solution(pt):
     T = pt.transition_matrix()
     assert_allclose(T[ref.i, ref.j], ref.p, atol=1e-6)
     assert (T > 0).sum() == len(ref)
+
+
+@pytest.mark.parametrize("params", [dict(D=5, V=3), dict(D=3, V=1.5, js=1), dict(D=4, V=2, ncat=8)])
+def test_transition_moments_from_the_rows_equal_the_sums_over_the_support(params):
+    from cellsafe.mechanisms import CellKeyMethod
+    from cellsafe.mechanisms._base import CellwiseMechanism
+
+    mech = CellKeyMethod(PTable.generate(**params))
+    j = np.array([0, 1, 2, 3, 4, 5, 6, 7, 9, 13, 100, 2_001])
+    assert_allclose(mech.transition_mean(j), CellwiseMechanism.transition_mean(mech, j), rtol=0, atol=1e-9)
+    assert_allclose(mech.transition_var(j), CellwiseMechanism.transition_var(mech, j), rtol=0, atol=1e-7)

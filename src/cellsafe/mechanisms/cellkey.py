@@ -113,6 +113,12 @@ class CellKeyMethod(CellwiseMechanism):
     def transition_sf(self, k: Any, j: Any) -> np.ndarray:
         return self.ptable.transition_sf(k, j)
 
+    def transition_mean(self, j: Any, tol: float = 1e-12) -> np.ndarray:
+        return self.ptable.transition_mean(j)  # exact from the ptable's rows, no dense P(k | j)
+
+    def transition_var(self, j: Any, tol: float = 1e-12) -> np.ndarray:
+        return self.ptable.transition_var(j)
+
     def zero_release_probability(self) -> float:
         return 0.0  # row 0 of a ptable keeps an empty cell empty
 

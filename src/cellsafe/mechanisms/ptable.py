@@ -440,6 +440,26 @@ class PTable(Configurable):
         out = np.where(ok, self._P[r, np.clip(col, 0, self._P.shape[1] - 1)], 0.0)
         return out
 
+    def _row_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of the deviation (released - original) in each row."""
+        dev = (np.arange(self._P.shape[1])[None, :] - np.arange(self._P.shape[0])[:, None]).astype(np.float64)
+        mean = (self._P * dev).sum(axis=1)
+        return mean, np.maximum((self._P * dev**2).sum(axis=1) - mean**2, 0.0)
+
+    def transition_mean(self, j: Any) -> np.ndarray:
+        """E[released | original = j]: j plus the mean deviation of j's row.
+
+        The rows hold every deviation, so this equals the sum over the support without building a
+        row of P(k | j) per original count (the a priori metrics call it for every distinct count).
+        """
+        j = np.asarray(j, dtype=np.int64)
+        return j + self._row_moments()[0][self.row_of(j)]
+
+    def transition_var(self, j: Any) -> np.ndarray:
+        """Var[released | original = j]: the variance of the deviation in j's row."""
+        j = np.asarray(j, dtype=np.int64)
+        return self._row_moments()[1][self.row_of(j)]
+
     def transition_sf(self, k: Any, j: Any) -> np.ndarray:
         """P(released > k | original = j), from the tail sums of the row."""
         k = np.asarray(k, dtype=np.int64)
