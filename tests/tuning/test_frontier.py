@@ -70,3 +70,20 @@ def test_bad_frontier_arguments(kwargs, text):
 def test_grid_point_without_sigma():
     with pytest.raises(InvalidArgumentError, match="family 'nbi' needs a 'sigma'"):
         frontier(SIZES, [{"family": "nbi", "alpha": 0.01}])
+
+
+def test_mse_frontier_ranks_large_errors_by_the_mse_itself():
+    """1 - invlogit(MSE) is 0 for every MSE above ~745: the MSE per cell keeps such settings apart."""
+    from cellsafe.mechanisms import make_mechanism
+
+    sizes = {0: 1000, 1: 50, 2: 30, 500: 20, 5000: 10}
+    grid = ["nbi:sigma=1", "nbi:sigma=4", "geometric:epsilon=1"]
+    f = frontier(sizes, grid)
+    pts = f.points.set_index("spec")
+    for spec in grid:
+        expected = apriori.expected_squared_error(sizes, make_mechanism(spec)).mse
+        assert pts.at[spec, "mse_per_cell"] == pytest.approx(expected, rel=1e-12)
+    assert pts.at["nbi:sigma=1", "utility"] == pts.at["nbi:sigma=4", "utility"] == 0.0
+    # sigma 4 has lower tau4(1) but a larger error: both non-dominated, told apart by the MSE
+    assert pts.at["nbi:sigma=4", "risk"] < pts.at["nbi:sigma=1", "risk"]
+    assert pts.at["nbi:sigma=4", "mse_per_cell"] > pts.at["nbi:sigma=1", "mse_per_cell"]

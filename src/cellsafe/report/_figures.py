@@ -123,10 +123,13 @@ def plot_frontier(
         raise InvalidArgumentError(f"labels must be 'auto', 'all', 'efficient' or 'none'. Got {labels!r}.")
     pts = frontier.points.reset_index(drop=True)
     mse = frontier.utility == "mse"
-    u = pts["utility"].to_numpy(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # 1 - invlogit(x) = 1 / (1 + e^x): x = log((1 - u) / u) is the MSE per cell again
-        y = np.log((1.0 - u) / u) if mse else u
+    if mse and "mse_per_cell" in pts:
+        y = pts["mse_per_cell"].to_numpy(float)
+    else:
+        u = pts["utility"].to_numpy(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # 1 - invlogit(x) = 1 / (1 + e^x): x = log((1 - u) / u) is the MSE per cell again (inf once u underflows)
+            y = np.log((1.0 - u) / u) if mse else u
     x = pts["risk"].to_numpy(float)
     classes = list(dict.fromkeys(pts["mechanism"]))
     fig, axes = _figure(size=(7.2, 5.0))

@@ -127,7 +127,8 @@ def load_release(
     tables = []
     for f in files:
         col, _ = count_column_for(file_columns(str(f)), list(original.names), count, where=f"release file {str(f)!r}")
-        t = CountTable.from_microdata(str(f), list(original.variables), count=col)
+        # a released table has one row per non-zero cell: read whole, then coded on the original's categories
+        t = CountTable.from_frame(read_frame(str(f)), list(original.variables), count=col)
         tables.append(original.with_counts(t.index, t.counts))  # keeps the structural zeros
     mech = None
     spec = (manifest.get("mechanism") or {}).get("spec")

@@ -286,9 +286,6 @@ class Report:
         grid = list(dict.fromkeys(specs + [s for spec in specs for s in _neighbourhood(spec)]))
         f = frontier(self._cs, grid, risk="tau4(1)", utility="mse")
         pts = f.points.copy()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = pts["utility"].to_numpy(float)
-            pts["mse_per_cell"] = np.log((1.0 - u) / u)  # undoes 1 - invlogit: the frontier's own MSE per cell
         pts["chosen"] = pts["spec"].isin(specs)
         cols = ["spec", "risk", "mse_per_cell", "efficient", "chosen"]
         self.sections["frontier"] = {

@@ -108,7 +108,8 @@ class Frontier(Result):
         parameter of any mechanism in the grid (``sigma``, ``nu``, ``alpha``, ``zeros_to_ones``,
         ``epsilon``, ``V``...; NaN where a mechanism has no such parameter), ``spec`` (e.g.
         'nbi:sigma=1,alpha=0.01', to label points and rebuild the mechanism), ``label`` (repr),
-        ``risk``, ``utility``, ``efficient`` (True when non-dominated).
+        ``risk``, ``utility``, ``efficient`` (True when non-dominated); with the MSE utility also
+        ``mse_per_cell``, the expected squared error per cell that the utility transforms.
     risk : str
         The risk metric, e.g. 'tau4(1)' (lower is safer).
     utility : str
@@ -216,10 +217,18 @@ def frontier(
     if grid is None:
         grid = default_grid(families, n, alpha)
     rows = []
+    mse = util_m.kind == "mse_utility"
     for point in grid:
         mech = _mechanism(point)
         params = {k: float(v) for k, v in mech.flat_params().items() if _numeric(v)}
         name = mechanism_family(mech)
+        if mse:
+            # 1 - invlogit(MSE) is 0 in floating point once the MSE passes about 745: keep the MSE
+            # itself for ranking and plotting, so that large-noise settings stay apart
+            err = apriori._squared_error(cs, mech, 1)
+            util, extra = err.utility(), {"mse_per_cell": err.mse}
+        else:
+            util, extra = util_m(cs, mech), {}
         rows.append(
             {
                 "mechanism": name,
@@ -232,15 +241,18 @@ def frontier(
                 "spec": mechanism_spec(mech),
                 "label": repr(mech),
                 "risk": risk_m(cs, mech),
-                "utility": util_m(cs, mech),
+                "utility": util,
+                **extra,
             }
         )
     if not rows:
         raise InvalidArgumentError("the grid is empty; give at least one setting.")
     points = pd.DataFrame(rows)
-    tail = ["spec", "label", "risk", "utility"]
+    tail = ["spec", "label", "risk", "utility"] + (["mse_per_cell"] if mse else [])
     points = points[[c for c in points.columns if c not in tail] + tail]
-    points["efficient"] = _efficient(points["risk"].to_numpy(float), points["utility"].to_numpy(float))
+    # the same order as the utility's (it decreases in the MSE), without its ties at 0
+    goodness = -points["mse_per_cell"].to_numpy(float) if mse else points["utility"].to_numpy(float)
+    points["efficient"] = _efficient(points["risk"].to_numpy(float), goodness)
     return Frontier(points=points, risk=risk_m.name, utility=util_m.name if util_m.kind == "hellinger" else "mse")
 
 
