@@ -60,10 +60,12 @@ def new_figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = (6.4,
 
     Constrained layout makes room for titles and labels, so nothing is clipped at the edges.
     """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     with styled():
         fig = Figure(figsize=size, layout="constrained")
+        FigureCanvasAgg(fig)  # draws without a display (fig.canvas.draw() works)
         axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes
 
