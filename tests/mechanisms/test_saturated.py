@@ -254,3 +254,22 @@ def test_bad_sample_arguments():
         s.sample(_random_table(), m=0)
     with pytest.raises(InvalidArgumentError, match="CountTable"):
         s.sample(pd.DataFrame({"a": [1]}))
+
+
+def test_bernoulli_ranks_are_the_successes_of_independent_trials():
+    from cellsafe.mechanisms._base import bernoulli_ranks
+
+    g = np.random.default_rng(21)
+    for n, p in [(50, 0.3), (10**6, 1e-3), (10**15, 1e-13), (40, 1.0), (7, 0.9)]:
+        r = bernoulli_ranks(g, n, p)
+        assert r.dtype == np.int64 and (np.diff(r) > 0).all() and (r.size == 0 or (r[0] >= 0 and r[-1] < n))
+    # every rank equally likely, counts binomial: 4000 runs on 50 trials
+    hits = np.zeros(50)
+    sizes = []
+    for _ in range(4000):
+        r = bernoulli_ranks(g, 50, 0.3)
+        hits[r] += 1
+        sizes.append(r.size)
+    assert stats.chisquare(hits).pvalue > 1e-3
+    assert abs(np.mean(sizes) - 15) < 5 * math.sqrt(50 * 0.3 * 0.7 / 4000)
+    assert abs(np.var(sizes) - 10.5) < 5 * 10.5 * math.sqrt(2 / 4000)

@@ -212,6 +212,15 @@ class CountDistribution(Configurable, ABC):
             out[pos] = self._sample(mm[pos], gen)
         return out
 
+    def sample_positive(self, mu: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One draw per element of a float64 array of means already known to be finite and > 0.
+
+        The per-cell kernels' entry: a table's counts need neither the checks nor the masking of
+        zeros that :meth:`sample` does.  Anything else goes through :meth:`sample`.
+        """
+        assert mu.dtype == np.float64
+        return self._sample(mu, rng)
+
     def _moment(self, mu: Any, method: str, hook: Any) -> Any:
         mm = check_mu(mu, self._owner(method))
         out = np.zeros(mm.shape)

@@ -16,6 +16,7 @@ engine that hands it whole blocks reproduces the same release.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator
@@ -223,9 +224,9 @@ class CellwiseMechanism(Mechanism):
 
         Its stream is keyed by (purpose, implicate, block number) only, so the result does not
         depend on which process runs it or in which order.  Random zeros that become positive are
-        drawn as a binomial count, placed uniformly among the block's random zeros, with values
-        from the release distribution of a zero conditioned on >= 1 (003 section 3; the zeros are
-        never enumerated).
+        the successes of one Bernoulli trial per random zero of the block, found from geometric
+        gaps between them, with values from the release distribution of a zero conditioned on
+        >= 1 (003 section 3; the zeros are never enumerated).
         """
         gen = stream(root, self._purpose, implicate, block.number)
         idx = block.index
@@ -242,14 +243,11 @@ class CellwiseMechanism(Mechanism):
         p0 = self.zero_release_probability()
         n_zeros = block.n_random_zeros
         if p0 > 0 and n_zeros > 0:
-            n_new = int(gen.binomial(n_zeros, p0))
-            if n_new:
-                ranks = distinct_uniform(gen, n_zeros, n_new)
+            ranks = bernoulli_ranks(gen, n_zeros, p0)
+            if ranks.size:
                 flat, pos = _place_random_zeros(ranks, block)
-                values = np.asarray(self._draw_from_zero(n_new, gen), dtype=np.int64)
-                # Both sides are sorted and disjoint: inserting keeps the block sorted, no sort.
-                idx = np.insert(idx, pos, flat)
-                cnt = np.insert(cnt, pos, values)
+                values = np.asarray(self._draw_from_zero(ranks.size, gen), dtype=np.int64)
+                idx, cnt = _insert_sorted(idx, cnt, pos, flat, values)
         keep = cnt > 0
         return idx[keep], cnt[keep]
 
@@ -344,6 +342,52 @@ def assemble_blocks(table: CountTable, parts: list[tuple[np.ndarray, np.ndarray]
 
 
 # ---------------------------------------------------------------------- helpers of the kernel
+#: Below this probability the positions of the released zeros come from a binomial count and
+#: distinct uniform ranks, above it from geometric gaps (whose values would overflow int64 for
+#: astronomically small probabilities).
+_GAPS_MIN_P = 1e-12
+
+
+def bernoulli_ranks(gen: np.random.Generator, n: int, p: float) -> np.ndarray:
+    """Sorted ranks in [0, n) of the successes of n independent Bernoulli(p) trials.
+
+    The gaps between successive successes are geometric, so the ranks come sorted and distinct
+    from a cumulative sum, with work proportional to their number (no sort, n may be huge).
+    """
+    if p >= 1.0:
+        return np.arange(n, dtype=INDEX_DTYPE)
+    if p < _GAPS_MIN_P:
+        return distinct_uniform(gen, n, int(gen.binomial(n, p)))
+    parts, last = [], -1
+    expected = n * p
+    while True:
+        left = expected - (last + 1) * p
+        size = int(left + 5.0 * math.sqrt(left + 1.0) + 16)  # rarely too few: then another round
+        ranks = last + np.cumsum(gen.geometric(p, size=size))
+        cut = int(np.searchsorted(ranks, n))
+        parts.append(ranks[:cut])
+        if cut < size:
+            break
+        last = int(ranks[-1])
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _insert_sorted(
+    idx: np.ndarray, cnt: np.ndarray, pos: np.ndarray, flat: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``flat``/``values`` inserted before positions ``pos`` of ``idx``/``cnt`` (both sides sorted, disjoint)."""
+    slots = pos + np.arange(pos.size)
+    old = np.ones(idx.size + pos.size, dtype=bool)
+    old[slots] = False
+    out_idx = np.empty(old.size, dtype=INDEX_DTYPE)
+    out_idx[old] = idx
+    out_idx[slots] = flat
+    out_cnt = np.empty(old.size, dtype=np.int64)
+    out_cnt[old] = cnt
+    out_cnt[slots] = values
+    return out_idx, out_cnt
+
+
 def distinct_uniform(gen: np.random.Generator, n: int, size: int) -> np.ndarray:
     """``size`` distinct integers drawn uniformly from [0, n), sorted; n may be astronomically large."""
     if size > n:
