@@ -243,10 +243,9 @@ class CellwiseMechanism(Mechanism):
         p0 = self.zero_release_probability()
         n_zeros = block.n_random_zeros
         if p0 > 0 and n_zeros > 0:
-            ranks = bernoulli_ranks(gen, n_zeros, p0)
-            if ranks.size:
-                flat, pos = _place_random_zeros(ranks, block)
-                values = np.asarray(self._draw_from_zero(ranks.size, gen), dtype=np.int64)
+            flat, pos = _released_zeros(gen, block, p0)
+            if flat.size:
+                values = np.asarray(self._draw_from_zero(flat.size, gen), dtype=np.int64)
                 idx, cnt = _insert_sorted(idx, cnt, pos, flat, values)
         keep = cnt > 0
         return idx[keep], cnt[keep]
@@ -416,6 +415,26 @@ def _occupied_before(ranks: np.ndarray, occupied: np.ndarray) -> np.ndarray:
     """For sorted random-zero ranks, how many occupied offsets precede each of those zeros."""
     free_before = occupied - np.arange(occupied.size, dtype=INDEX_DTYPE)  # random zeros before each occupied offset
     return np.searchsorted(free_before, ranks, side="right")
+
+
+def _released_zeros(gen: np.random.Generator, block: Block, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices of the block's random zeros released as positive, and where they go in ``block.index``.
+
+    One Bernoulli(p) trial per flat index of the block, the successes on non-zero cells and
+    structural zeros discarded: what remains is one independent trial per random zero, found
+    without listing the random zeros (the binary search gives the insertion points anyway).
+    """
+    if block.n_random_zeros * 4 < block.hi - block.lo:  # mostly occupied: trials on the random zeros only
+        ranks = bernoulli_ranks(gen, block.n_random_zeros, p)
+        return _place_random_zeros(ranks, block)
+    flat = block.lo + bernoulli_ranks(gen, block.hi - block.lo, p)
+    idx = block.index
+    pos = np.searchsorted(idx, flat)
+    free = idx[np.minimum(pos, idx.size - 1)] != flat if idx.size else np.ones(flat.size, dtype=bool)
+    sz = block.structural_zeros
+    if sz.size:
+        free &= sz[np.minimum(np.searchsorted(sz, flat), sz.size - 1)] != flat
+    return flat[free], pos[free]
 
 
 def _place_random_zeros(ranks: np.ndarray, block: Block) -> tuple[np.ndarray, np.ndarray]:
