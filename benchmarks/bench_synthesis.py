@@ -102,7 +102,8 @@ def main() -> None:
         rows[name] = (t_cs, t_floor, t_dense)
     again, _ = _r_times(dense_mu)
     r_times = {k: min(v, again.get(k, v)) for k, v in r_times.items()}
-    head = f"{'family':8s} {'cellsafe s':>10s} {'floor s':>8s} {'/floor':>7s} {'R s':>7s} {'R/cellsafe':>10s} {'target':>7s}"
+    head = f"{'family':8s} {'cellsafe s':>10s} {'floor s':>8s} {'/floor':>7s} {'R s':>7s} {'R/cellsafe':>10s}"
+    head += f" {'target':>7s}"
     print(head + f" {'dense np s':>10s} {'dense/cellsafe':>14s}")
     for name, (t_cs, t_floor, t_dense) in rows.items():
         t_r = r_times.get(name)

@@ -141,7 +141,9 @@ class FixedTotalMechanism(Mechanism):
         """Kernel 1: the sum W_b of the block's weights, for each attempt (one float each)."""
         return np.array([float(block.weights(root, self._purpose, implicate, j).sum()) for j in attempts])
 
-    def split_total(self, total: int, sums: Sequence[float], root: np.random.SeedSequence, implicate: int) -> np.ndarray:
+    def split_total(
+        self, total: int, sums: Sequence[float], root: np.random.SeedSequence, implicate: int
+    ) -> np.ndarray:
         """Driver: the events N_b of each block, Mult(total, W_b / W), from the driver's stream."""
         return split_total(total, sums, stream(root, self._purpose, implicate, DRIVER, _SPLIT_STEP))
 
