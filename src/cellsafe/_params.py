@@ -54,6 +54,8 @@ class Param:
         None is allowed (meaning "not set" or "use the default rule").
     doc : str
         One line for the command line's help and the report.
+    hint : str
+        What to do when a value is above ``high``, appended to the error message.
     """
 
     name: str
@@ -68,6 +70,7 @@ class Param:
     choices: tuple[Any, ...] = ()
     none_ok: bool = False
     doc: str = ""
+    hint: str = ""
 
     @property
     def tunable(self) -> bool:
@@ -76,6 +79,16 @@ class Param:
 
     def check(self, value: Any, owner: str) -> Any:
         """``value`` checked against the declaration (returned unchanged, as given)."""
+        if not self.hint:
+            return self._check(value, owner)
+        try:
+            return self._check(value, owner)
+        except InvalidArgumentError as e:
+            if isinstance(value, numbers.Real) and value > self.high:  # the hint is about values too large
+                raise InvalidArgumentError(f"{e} {self.hint}") from None
+            raise
+
+    def _check(self, value: Any, owner: str) -> Any:
         if value is None and self.none_ok:
             return value
         if value is REQUIRED:

@@ -142,9 +142,13 @@ CASES = [
     ("dp-writes-manifest", "dp-synthesize {d}/freq.csv --variables sex,age --count count --domain {d}/dom.json --domain {d}/domain.json --mechanism multinomial-dirichlet --epsilon 1 --seed 1 --output {d}/dp", 0, "", ["dp/synthetic_1.csv", "dp/manifest.json", "dp/dp_synthesis.json"], []),
     # --- parameters and errors -----------------------------------------------------------------------
     ("gaf-huge-nu", SYN + " --count count --distribution gaf --sigma 1 --nu 1e6 --output {d}/o", 2, "", [], ["o"]),
-    ("sigma-huge", SYN.replace("poisson", "nbi --sigma 1e300") + " --count count --output {d}/o", None, "", [], []),
-    ("alpha-huge", "assess {d}/freq.csv --variables sex,age --count count --distribution poisson --alpha 1e300", None, "", [], []),
-    ("ckm-huge-D", PUB + " --method ckm --D 1000000000 --output {d}/p.csv", 2, "", [], ["p.csv"]),
+    ("sigma-huge", SYN.replace("poisson", "nbi --sigma 1e300") + " --count count --output {d}/o", 2, "'sigma' parameter of NBI must be a float in (0, 1e+12]. Got 1e+300 instead. Choose a smaller sigma", [], ["o"]),
+    ("alpha-huge-synthesize", SYN + " --count count --alpha 1e300 --output {d}/o", 2, "'alpha' parameter of SaturatedSynthesizer must be a float in [0, 1e+06]. Got 1e+300 instead. alpha is the mean count", [], ["o"]),
+    ("alpha-huge", "assess {d}/freq.csv --variables sex,age --count count --distribution poisson --alpha 1e300", 2, "'alpha' parameter of SaturatedSynthesizer must be a float in [0, 1e+06]", [], []),
+    ("sigma-huge-assess", "assess {d}/freq.csv --variables sex,age --count count --distribution pig --sigma 1e300", 2, "'sigma' parameter of PIG must be a float in (0, 1e+12]", [], []),
+    ("sigma-huge-tune", "tune {d}/freq.csv --variables sex,age --count count --distribution nbi --sigma 1e300 --solve alpha --target tau4(1)=0.4", 2, "'sigma' parameter of NBI must be a float in (0, 1e+12]", [], []),
+    ("alpha-huge-tune", "tune {d}/freq.csv --variables sex,age --count count --distribution nbi --alpha 1e300 --solve sigma --target tau4(1)=0.4", 2, "'alpha' parameter of SaturatedSynthesizer must be a float in [0, 1e+06]", [], []),
+    ("ckm-huge-D", PUB + " --method ckm --D 1000000000 --output {d}/p.csv", 2, "'D' parameter of PTable.generate must be an int in [1, 100]. Got 1000000000 instead. Choose D of at most 100", [], ["p.csv", "p.csv.manifest.json"]),
     ("poisson-with-sigma", SYN + " --count count --sigma 1 --output {d}/o", 2, "does not apply", [], ["o"]),
     ("nbi-without-sigma", SYN.replace("poisson", "nbi") + " --count count --output {d}/o", 2, "needs --sigma", [], ["o"]),
     ("mechanism-and-distribution", "assess {d}/freq.csv --variables sex,age --count count --mechanism nbi:sigma=1 --sigma 1", 2, "drop", [], []),
@@ -174,6 +178,8 @@ def test_cli_case(tmp_path, capsys, name, argv, rc, fragment, exist, absent):
     assert fragment in text
     if code == 2:
         assert "Traceback" not in text and text.strip(), text
+        errors = [line for line in text.splitlines() if "error:" in line]
+        assert len(errors) == 1 and fragment in errors[0], text  # one line says what and how to fix
     for f in exist:
         assert (tmp_path / f).exists(), f
     for f in absent:

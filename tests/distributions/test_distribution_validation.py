@@ -11,17 +11,21 @@ from cellsafe.distributions import GAF, NBI, PIG, Poisson, make_distribution
 from cellsafe.exceptions import InvalidArgumentError
 
 BAD_CONSTRUCTION = [
-    (lambda: NBI(0.0), r"The 'sigma' parameter of NBI must be a float in \(0, inf\)\. Got 0\.0 instead\."),
-    (lambda: NBI(-1), r"The 'sigma' parameter of NBI must be a float in \(0, inf\)\. Got -1 instead\."),
+    (lambda: NBI(0.0), r"The 'sigma' parameter of NBI must be a float in \(0, 1e\+12\]\. Got 0\.0 instead\."),
+    (lambda: NBI(-1), r"The 'sigma' parameter of NBI must be a float in \(0, 1e\+12\]\. Got -1 instead\."),
+    (lambda: NBI(0.0), r"Got 0\.0 instead\.$"),  # the hint is for values too large only
+    (lambda: NBI(1e13), r"\(0, 1e\+12\]\. Got 10000000000000\.0 instead\. Choose a smaller sigma"),
+    (lambda: PIG(1e300), r"Got 1e\+300 instead\. Choose a smaller sigma"),
+    (lambda: GAF(1e300), r"Got 1e\+300 instead\. Choose a smaller sigma"),
     (lambda: NBI(math.nan), r"'sigma' parameter of NBI .* Got nan"),
     (lambda: NBI(math.inf), r"'sigma' parameter of NBI .* Got inf"),
     (lambda: NBI("1"), r"'sigma' parameter of NBI .* Got '1'"),
     (lambda: NBI(None), r"'sigma' parameter of NBI .* Got None"),
     (lambda: NBI(True), r"'sigma' parameter of NBI .* Got True"),
-    (lambda: PIG(-0.5), r"The 'sigma' parameter of PIG must be a float in \(0, inf\)"),
+    (lambda: PIG(-0.5), r"The 'sigma' parameter of PIG must be a float in \(0, 1e\+12\]"),
     (lambda: PIG(math.nan), r"'sigma' parameter of PIG"),
     (lambda: PIG([1.0]), r"'sigma' parameter of PIG"),
-    (lambda: GAF(0.0), r"The 'sigma' parameter of GAF must be a float in \(0, inf\)"),
+    (lambda: GAF(0.0), r"The 'sigma' parameter of GAF must be a float in \(0, 1e\+12\]"),
     (lambda: GAF(1.0, math.nan), r"'nu' parameter of GAF .* Got nan"),
     (lambda: GAF(1.0, math.inf), r"'nu' parameter of GAF must be a finite float"),
     (lambda: GAF(1.0, "0"), r"'nu' parameter of GAF"),

@@ -102,7 +102,7 @@ class GAF(CountDistribution):
     )
 
     def __post_init__(self) -> None:
-        check_real(self.sigma, "sigma", "GAF", low=0.0, low_open=True, high_open=True)
+        SIGMA.check(self.sigma, "GAF")
         nu = check_real(self.nu, "nu", "GAF")
         if not math.isfinite(nu):
             raise InvalidArgumentError(

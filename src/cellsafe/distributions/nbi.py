@@ -14,7 +14,6 @@ from scipy import special
 
 from .._params import Param
 from .._registry import register
-from .._validation import check_real
 from ._base import SIGMA, CountDistribution
 from .poisson import _deviance_term, _stirling_error
 
@@ -59,7 +58,7 @@ class NBI(CountDistribution):
     _params: ClassVar[tuple[Param, ...]] = (SIGMA,)
 
     def __post_init__(self) -> None:
-        check_real(self.sigma, "sigma", "NBI", low=0.0, low_open=True, high_open=True)
+        SIGMA.check(self.sigma, "NBI")
 
 
     def _logpmf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:

@@ -15,7 +15,6 @@ from scipy import special
 
 from .._params import Param
 from .._registry import register
-from .._validation import check_real
 from ._base import SIGMA, CountDistribution
 from ._incgamma import log_gamma_tails
 
@@ -125,7 +124,7 @@ class PIG(CountDistribution):
     _params: ClassVar[tuple[Param, ...]] = (SIGMA,)
 
     def __post_init__(self) -> None:
-        check_real(self.sigma, "sigma", "PIG", low=0.0, low_open=True, high_open=True)
+        SIGMA.check(self.sigma, "PIG")
 
 
     def _logpmf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:

@@ -28,6 +28,12 @@ from ..exceptions import CellsafeError, DataError, InvalidArgumentError
 
 __all__ = ["PTable"]
 
+#: Largest deviation a generated ptable may have.  The table holds (ncat + 1) x (ncat + D + 1)
+#: probabilities and each row is a maximum-entropy problem over 2D + 1 deviations, so D = 1e9 would
+#: ask for more memory than exists; ptables in use have D of a few units.
+MAX_D = 100
+_D_HINT = "Choose D of at most 100 (ptables in use have D of a few units; the noise variance is V, not D)."
+
 
 def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-entropy transition probabilities of row i: (released values, probabilities)."""
@@ -103,7 +109,7 @@ class PTable(Configurable):
 
     # The parameters of :meth:`generate`, the ones a search may vary (V, the noise variance).
     _params = (
-        Param("D", kind="integer", low=1, doc="largest deviation"),
+        Param("D", kind="integer", low=1, high=MAX_D, doc="largest deviation", hint=_D_HINT),
         Param("V", low=0.0, low_open=True, scan=(0.05, 25.0), log=True, doc="noise variance"),
         Param("js", kind="integer", low=0, default=0, doc="released 1..js forbidden"),
         Param("ncat", kind="integer", low=1, default=None, none_ok=True, doc="last row"),
@@ -234,7 +240,10 @@ class PTable(Configurable):
         ``sum v^2 p <= V`` and, with ``mono``, ``p(v) <= p(v')`` for ``v < v' <= 0``; solved with
         SLSQP.  Row 0 maps 0 to 0.  (Enderle 2021; Giessing 2016; 001 section 2.)
         """
-        D = check_integer(D, "D", "PTable.generate", low=1)
+        try:
+            D = check_integer(D, "D", "PTable.generate", low=1, high=MAX_D)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(f"{e} {_D_HINT}") from None
         V = check_real(V, "V", "PTable.generate", low=0.0, low_open=True)
         js = check_integer(js, "js", "PTable.generate", low=0)
         ncat_given = ncat

@@ -65,8 +65,10 @@ class SaturatedSynthesizer(CellwiseMechanism):
     _purpose = 0x5341  # "SA"
     _params = (
         Param("distribution", kind="object", doc="the noise family: Poisson(), NBI(sigma), PIG(sigma), GAF(sigma, nu)"),
-        Param("alpha", low=0.0, high_open=True, default=0.0, scan=(0.0, 10.0), log=True,
-              doc="pseudocount: the mean of random zeros"),
+        # a pseudocount above 1e6 per empty cell would swamp any table's real counts
+        Param("alpha", low=0.0, high=1e6, default=0.0, scan=(0.0, 10.0), log=True,
+              doc="pseudocount: the mean of random zeros",
+              hint="alpha is the mean count given to each random zero, usually below 1 (tuning scans 0 to 10)."),
         Param("zeros_to_ones", low=0.0, high=1.0, default=0.0, scan=(0.0, 1.0),
               doc="probability that a random zero becomes 1 (000's alternative to alpha)"),
     )
