@@ -60,6 +60,29 @@ def test_publish_ckm_ons(tmp_path, micro, capsys):
     assert df["count"].isna().sum() >= 1
 
 
+def test_publish_manifest_records_the_parameters(tmp_path, micro, capsys):
+    base = ["publish", micro, "--variables", "party,age,sex", "--formula", FORMULA, "--seed", 1, "--quiet"]
+
+    def mechanism(*extra):
+        out = tmp_path / f"p{len(list(tmp_path.iterdir()))}.csv"
+        assert _run([*base, *extra, "--output", out], capsys)[0] == 0
+        entry = json.loads(Path(f"{out}.manifest.json").read_text())["mechanism"]
+        json.dumps(entry, allow_nan=False)  # plain JSON, no reprs of objects
+        return entry
+
+    ckm = mechanism("--method", "ckm", "--D", 4, "--V", 2.5, "--js", 1)
+    assert ckm["spec"] == "ckm:D=4,V=2.5,js=1" and ckm["class"] == "CellKeyMethod"
+    assert {"D": 4, "V": 2.5, "js": 1}.items() <= ckm["parameters"]["ptable"]["parameters"].items()
+    assert ckm["parameters"]["publication"] == FORMULA and ckm["parameters"]["threshold_in_use"] == 0
+    ons = mechanism("--method", "ckm", "--ptable", ONS, "--record-key", "rkey")
+    assert "spec" not in ons and ons["parameters"]["ptable"]["file"] == str(ONS)
+    assert ons["parameters"]["ptable"]["layout"] == "ons" and ons["parameters"]["threshold_in_use"] == 10
+    scr = mechanism("--method", "scr", "--base", 5)
+    assert scr["spec"] == "scr:base=5" and scr["parameters"]["base"] == 5 and scr["parameters"]["publication"] == FORMULA
+    sup = mechanism("--method", "suppress", "--rule", "freq<=2")
+    assert sup["parameters"]["rules"] == ["freq<=2"] and sup["method"] == "suppress"
+
+
 def test_publish_scr_frequency_table(tmp_path, capsys):
     out = tmp_path / "scr.csv"
     rc, stdout, _ = _run(

@@ -182,7 +182,8 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
                 raise DataError("--contributor needs --value (a magnitude table).")
             table = load_table(args.input, args.variables, args.count)
             pub = publication_from_args(args, table, hierarchies, zeros=args.zeros or None)
-            [res] = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros).sample(table)
+            mech = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros)
+            [res] = mech.sample(table)
     elif args.method == "ckm":
         if args.zeros:
             raise InvalidArgumentError("--zeros applies to --method scr; the cell key method publishes empty cells already.")
@@ -191,13 +192,14 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
             if args.record_key:
                 raise InvalidArgumentError("--record-key with --hierarchy is not supported yet; use --seed.")
             formula = None  # built below from the table, with the hierarchies
-        ckm = CellKeyMethod(_ptable(args), formula, threshold=args.threshold)
+        ckm = mech = CellKeyMethod(_ptable(args), formula, threshold=args.threshold)
         if uses_spark(args):
             return _publish_spark(args, names, rng, ckm, outputs, target)
         if hierarchies:
             table = load_table(args.input, args.variables, args.count)
             pub = Publication.from_formula(table, args.formula, hierarchies=hierarchies, zeros=True)
-            res = CellKeyMethod(_ptable(args), pub, threshold=args.threshold).perturb(table, rng=rng)
+            mech = CellKeyMethod(ckm.ptable, pub, threshold=args.threshold)
+            res = mech.perturb(table, rng=rng)
         elif args.count:
             if args.record_key:
                 raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
@@ -210,17 +212,47 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         table = load_table(args.input, args.variables, args.count)
         publication = publication_from_args(args, table, hierarchies, zeros=True if args.zeros else None)
-        [res] = SmallCountRounding(publication, base=args.base).sample(table, rng=rng)
+        mech = SmallCountRounding(publication, base=args.base)
+        [res] = mech.sample(table, rng=rng)
     out = _release_frame(res)
     summary = f"{res!r}"
-    # the result carries its mechanism's repr: every parameter, the ptable's included
-    outputs.manifest.mechanism = {"method": args.method, "parameters": getattr(res, "mechanism", None)}
+    _record_mechanism(outputs.manifest, mech, args)
     outputs.manifest.extra["method"] = args.method
     outputs.manifest.extra["formula"] = args.formula
     outputs.write_frame(out, target)
     if not args.quiet:
         print(f"{summary}; wrote {len(out):,} published cells to {args.output} (and its manifest)")
     return 0
+
+
+def _record_mechanism(manifest: Any, mech: Any, args: argparse.Namespace) -> None:
+    """The manifest's mechanism: its parameters as JSON (a ptable's generation parameters, the formula) and spec.
+
+    A publication built with hierarchies is recorded by its formula (the hierarchy files are inputs, with their
+    sha256); a ptable read from a file by where it was read from (also an input).
+    """
+    from ..mechanisms import mechanism_spec
+
+    params = mech.get_params()
+    if "publication" in params and not isinstance(params["publication"], (str, type(None))):
+        params["publication"] = args.formula
+    ptable = params.get("ptable")
+    spec = None
+    if ptable is None or ptable.generated:  # a read ptable has no spec: 'ckm' alone would mean the default one
+        try:
+            spec = mechanism_spec(mech)
+        except Exception:  # noqa: BLE001  a mechanism without a spec: its parameters suffice
+            spec = None
+    manifest.set_mechanism(mech, spec)
+    manifest.mechanism["method"] = args.method
+    entry = manifest.mechanism["parameters"]
+    entry["publication"] = params.get("publication", args.formula)
+    if ptable is not None:
+        if ptable.generated:
+            entry["ptable"] = {"class": "PTable", "parameters": ptable.get_params()}
+        else:  # the file is among the inputs, with its sha256
+            entry["ptable"] = {"class": "PTable", "file": args.ptable, **{str(k): v if isinstance(v, (str, int, float, bool, type(None))) else str(v) for k, v in ptable.params.items()}}
+        entry["threshold_in_use"] = mech.threshold_
 
 
 def _release_frame(res: Any) -> Any:
@@ -261,7 +293,7 @@ def _publish_spark(args: argparse.Namespace, names: list[str], rng: Any, ckm: Ce
     # counts as nullable integers, empty where suppressed (as the local engine writes them)
     out = out.withColumn("count", F.when(F.isnan("count"), F.lit(None)).otherwise(F.col("count").cast("long")))
     out.write.mode("overwrite").parquet(str(target))
-    outputs.manifest.mechanism = {"method": "ckm", "parameters": repr(ckm)}
+    _record_mechanism(outputs.manifest, ckm, args)
     outputs.manifest.extra.update({"method": "ckm", "formula": args.formula, "engine": "spark"})
     if not args.quiet:
         print(f"{ckm!r} (engine spark, {args.spark_master}): wrote the published cells to {args.output} (and its manifest)")
