@@ -175,3 +175,25 @@ def test_bad_report_commands(workspace, capsys, extra, match):
     assert main(["report", str(workspace / "people.csv"), "--variables", VARIABLES, "--output", str(out), *extra]) == 2
     assert re.search(match, capsys.readouterr().err)
     assert not out.exists()
+
+
+def test_published_tables_equal_compare_json(tmp_path, capsys):
+    from pathlib import Path
+
+    lang = Path(__file__).resolve().parents[1] / "reference" / "langsrud"
+    common = [str(lang / "inner.csv"), "--variables", "party,age,sex", "--count", "count"]
+    pubs = ["--published", f"ckm={lang / 'published_cell_key.csv'}",
+            "--published", f"scr={lang / 'published_small_count_rounding.csv'}"]
+    who = ["--sensitive", "party", "--keys", "age,sex"]
+    ref = _cli_json(capsys, ["compare", *common, "--formula", "party*age + party*sex", *pubs, *who, "--json"])
+    out = tmp_path / "pub.html"
+    assert main(["report", *common, *pubs, "--publication-formula", "party*age + party*sex", *who,
+                 "--output", str(out), "--quiet"]) == 0
+    data = json.loads(out.with_suffix(".json").read_text())
+    entries = {e["name"]: e for e in data["sections"]["published"]}
+    assert set(entries) == {"ckm", "scr"}
+    for name, entry in entries.items():
+        for key in ("additive", "hellinger_utility", "risk"):
+            _close(entry[key], ref[name][key], f"{name}.{key}")
+    assert round(entries["ckm"]["risk"]["plain"]["f_beta"], 4) == 0.5556  # 001's published value
+    assert "<h2 id='h-published'>Published tables</h2>" in out.read_text()

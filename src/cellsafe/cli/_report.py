@@ -25,6 +25,10 @@ examples:
   cellsafe report adult.csv --variables sex,race --release synth/ --keys age,sex,race \\
       --sensitive 'income>50K' --formula 'income>50K ~ age + sex' --family binomial --output adult.html
 
+  # published tables from 'cellsafe publish': F-beta risk and Hellinger utility, as cellsafe compare
+  cellsafe report inner.csv --variables party,age,sex --count count --published ckm=published_ckm.csv \
+      --publication-formula 'party*age + party*sex' --sensitive party --keys age,sex --output pub.html
+
 Writes the HTML file (figures inline as SVG, nothing fetched when opened; prints to A4), the same
 content as JSON beside it (report.json), and the manifest of the run.
 """
@@ -52,8 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--p", default="1,5,10,50", metavar="P,P", help="percentages for 'within p%%' (default 1,5,10,50)")
     p.add_argument("--no-hellinger", action="store_true", help="skip the expected Hellinger utility (faster)")
     p.add_argument("--no-frontier", action="store_true", help="skip the risk-utility frontier")
-    g = p.add_argument_group("synthetic microdata releases")
-    g.add_argument("--keys", default=None, metavar="A,B", help="key variables an intruder knows (DiSCO, TCAP)")
+    g = p.add_argument_group("published tables and synthetic microdata releases")
+    g.add_argument("--published", action="append", default=[], metavar="NAME=FILE",
+                   help="a protected published table (as cellsafe publish writes it): F-beta risk and Hellinger utility")
+    g.add_argument("--publication-formula", default=None, metavar="F", help="the published crossings, e.g. 'a*b + a*c'")
+    g.add_argument("--beta", type=float, default=0.5, help="F-beta weight of recall (default 0.5)")
+    g.add_argument("--keys", default=None, metavar="A,B", help="key variables an intruder knows (F-beta, DiSCO, TCAP)")
     g.add_argument("--sensitive", default=None, metavar="T", help="the variable an intruder wants to learn")
     g.add_argument("--formula", default=None, metavar="'Y ~ X'", help="a regression for the CI overlap")
     g.add_argument("--family", choices=("gaussian", "binomial"), default="gaussian", help="its family (default gaussian)")
@@ -67,8 +75,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..report import Report, load_release, parse_requirement
 
-    if not args.mechanism and not args.release:
-        raise InvalidArgumentError("give at least one --mechanism SPEC or --release DIR to report on.")
+    if not args.mechanism and not args.release and not args.published:
+        raise InvalidArgumentError("give at least one --mechanism SPEC, --release DIR or --published NAME=FILE to report on.")
+    published = {}
+    for item in args.published:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path or name in published:
+            raise InvalidArgumentError(f"--published must be NAME=FILE with distinct names. Got {item!r}.")
+        published[name] = path
     if Path(args.output).suffix.lower() not in (".html", ".htm"):
         raise InvalidArgumentError(f"--output must be an .html file. Got {args.output!r}.")
     if (args.keys is None) != (args.sensitive is None):
@@ -79,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     html_path = Path(args.output)
     json_path = html_path.with_suffix(".json")
-    inputs = [args.input, args.structural_zeros, args.budget_log]
+    inputs = [args.input, args.structural_zeros, args.budget_log, *published.values()]
     with outputs_from_args(args, inputs) as out:
         tmp_html = out.file(html_path, "--output", formats=())
         tmp_json = out.file(json_path, "--output (its JSON)", formats=("json",))
@@ -107,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
             sensitive=args.sensitive,
             formula=args.formula,
             family=args.family,
+            published=published,
+            publication_formula=args.publication_formula,
+            beta=args.beta,
             k=k,
             p=p,
             hellinger=not args.no_hellinger,

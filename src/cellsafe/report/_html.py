@@ -260,8 +260,8 @@ def _apriori(r: Any) -> str:
     return (
         "<p>Expected values before anything is drawn, exact sums over the table's cell-size distribution "
         "(<code>cellsafe.apriori.assess</code>).</p>" + _table(head, rows) + f"<ul class='note'>{meanings}</ul>"
-        + "<p class='note'>F-beta risk (" + _g("f_beta", "glossary") + ") applies to published tables; "
-        "compare them with <code>cellsafe compare</code>.</p>"
+        + "<p class='note'>F-beta risk (" + _g("f_beta", "glossary") + ") is measured on published tables: see "
+        "<a href='#published'>Published tables</a>.</p>"
     )
 
 
@@ -291,6 +291,26 @@ def _empirical(r: Any, figs: list[tuple[str, str]]) -> str:
         )
     return "<p>Measured on the released implicates (<code>cellsafe.metrics.table_metrics</code>); the standard " \
            "error is the sd across implicates over sqrt(m).</p>" + "".join(parts)
+
+
+def _published(r: Any) -> str:
+    if not r.sections["published"]:
+        return "<p>No published tables were given (<code>--published NAME=FILE</code>).</p>"
+    rows = []
+    for e in r.sections["published"]:
+        h, k = e["hellinger_utility"], e["risk"]
+        rows.append([_e(e["name"]), "yes" if e["additive"] else "no", _num(h["published"]), _num(h["restored"]),
+                     _num(k["plain"]["f_beta"]), _num(k["know_yourself"]["f_beta"]),
+                     f"{_num(k['plain']['a'])} / {_num(k['plain']['b'])} / {_num(k['plain']['c'])}"])
+    e0 = r.sections["published"][0]
+    return (
+        f"<p>Each published table after the same post-processing (001: additivity restored, expected inner "
+        f"frequencies), as <code>cellsafe compare</code>: formula <code>{_e(e0['formula'])}</code>, sensitive "
+        f"variable {_e(e0['sensitive'])}, keys {_e(', '.join(e0['keys']))}, beta = {_num(e0['beta'])}. "
+        f"{_e(GLOSSARY['f_beta'])}</p>"
+        + _table(["table", "additive", _g("hellinger", "Hellinger, published"), "Hellinger, restored",
+                  _g("f_beta", "F-beta, plain"), "F-beta, know yourself", "a / b / c (plain)"], rows)
+    )
 
 
 def _frontier(r: Any, figs: list[tuple[str, str]]) -> str:
@@ -391,6 +411,7 @@ def render_body(report: Any) -> str:
     bodies = {
         "summary": _summary(report), "data": _data(report), "mechanisms": _mechanisms(report),
         "apriori": _apriori(report), "empirical": _empirical(report, figs.get("empirical", [])),
+        "published": _published(report),
         "frontier": _frontier(report, figs.get("frontier", [])),
         "transitions": _transitions(report, figs.get("transitions", [])),
         "microdata": _microdata(report, figs.get("microdata", [])), "budget": _budget(report),

@@ -37,6 +37,7 @@ SECTIONS = (
     ("mechanisms", "Mechanisms and parameters"),
     ("apriori", "A priori risk and utility"),
     ("empirical", "Empirical risk and utility"),
+    ("published", "Published tables"),
     ("frontier", "Risk-utility frontier"),
     ("transitions", "Transition probabilities"),
     ("microdata", "Synthetic microdata"),
@@ -94,6 +95,18 @@ def _neighbourhood(spec: str) -> list[str]:
     return out
 
 
+def read_published(path: "str | Path") -> Any:
+    """A published file read as written (categories as text), its counts as numbers (as ``cellsafe compare``)."""
+    import pandas as pd
+
+    from ..io import read_records
+
+    frame = read_records(str(path))
+    if "count" in frame.columns:
+        frame["count"] = pd.to_numeric(frame["count"], errors="raise")
+    return frame
+
+
 def _finite(value: Any) -> Any:
     """Infinities as None, so that the JSON is standard (NaN is already None)."""
     if isinstance(value, dict):
@@ -130,6 +143,15 @@ class Report:
         Key variables and the sensitive variable for DiSCO/TCAP of microdata releases.
     formula, family : optional
         A regression for the CI overlap of microdata releases.
+    published : mapping of str to DataFrame or path, optional
+        Protected published tables by name (long format, 'Total' where a cell aggregates, as
+        ``cellsafe publish`` writes them): Hellinger utility and F-beta risk after 001's common
+        post-processing (:func:`cellsafe.metrics.compare_published`, as ``cellsafe compare``), with
+        ``keys`` and ``sensitive``.
+    publication_formula : str, optional
+        The published crossings, e.g. ``'a*b + a*c'`` (needed with ``published``).
+    beta : float
+        F-beta weight of recall.
     k : sequence of int
         Counts for the tau metrics (default 1, 2; those the targets need are added).
     p : sequence of float
@@ -166,6 +188,9 @@ class Report:
         sensitive: str | None = None,
         formula: str | None = None,
         family: str = "gaussian",
+        published: Mapping[str, Any] | None = None,
+        publication_formula: str | None = None,
+        beta: float = 0.5,
         k: Sequence[int] = (1, 2),
         p: Sequence[float] = (1, 5, 10, 50),
         hellinger: bool = True,
@@ -206,6 +231,7 @@ class Report:
         self._build_empirical()
         self._build_frontier(frontier)
         self._build_transitions()
+        self._build_published(published or {}, publication_formula, sensitive, keys, beta)
         self._build_microdata(records, keys, sensitive, formula, family, rng)
         self._build_budget(budget_log)
         self._build_provenance()
@@ -308,6 +334,30 @@ class Report:
                         "p": {str(jj): [float(v) for v in t.loc[jj].to_numpy()] for jj in j}})
         self.sections["transitions"] = out
 
+    def _build_published(self, published: Mapping[str, Any], formula: Any, sensitive: Any, keys: Any, beta: float) -> None:
+        from ..metrics import compare_published
+        from ..published import DEFAULT_MAX_INNER, Publication
+
+        out = []
+        if published:
+            if not formula or not sensitive or not keys:
+                raise InvalidArgumentError(
+                    "published tables are compared with the publication's formula, the sensitive variable and the "
+                    "keys: give publication_formula=, sensitive= and keys= (--publication-formula, --sensitive, --keys)."
+                )
+            # as cellsafe compare: expected inner frequencies spread over the zero combinations where they fit
+            zeros = self.table.n_cells - self.table.n_structural_zeros <= DEFAULT_MAX_INNER
+            pub = Publication.from_formula(self.table, formula, zeros=zeros)
+        for name, frame in published.items():
+            if not hasattr(frame, "columns"):
+                frame = read_published(frame)
+            r = compare_published(self.table, frame, sensitive, list(keys), publication=pub, beta=beta)
+            d = r.to_dict()
+            # the restored and expected inner cells are as many as the table's: the report keeps the measures
+            out.append({"name": name, "formula": formula, "sensitive": sensitive, "keys": list(keys), "beta": beta,
+                        **{k: d[k] for k in ("additive", "hellinger_utility", "risk")}})
+        self.sections["published"] = out
+
     def _build_microdata(self, records: Any, keys: Any, sensitive: Any, formula: Any, family: str, rng: int) -> None:
         from ..metrics.microdata import evaluate_microdata
 
@@ -376,6 +426,7 @@ class Report:
             "verdicts": verdicts,
             "n_candidates": sum("candidate" in e["roles"] for e in self.sections["mechanisms"]),
             "n_releases": len(self.releases),
+            "n_published": len(self.sections["published"]),
         }
 
     # ------------------------------------------------------------------ outputs
