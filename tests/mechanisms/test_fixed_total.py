@@ -71,6 +71,19 @@ def test_block_order_and_one_block_at_a_time_give_the_same_release(mech):
     assert not released[0].equals(released[1])
 
 
+@pytest.mark.parametrize("mech", [MD(0.05), PG(0.5, 2.0), PM(0.5, 2.0)], ids=["dirichlet", "pg", "pg-multinomial"])
+def test_implicates_one_at_a_time_are_the_tables_of_sample(mech):
+    import types
+
+    table = _two_block_table()
+    released = mech.sample(table, m=3, rng=11)
+    drawn = mech.implicates(table, 3, rng=11)
+    assert isinstance(drawn, types.GeneratorType)  # lazy: one implicate held at a time
+    for expected, z in zip(released, drawn, strict=True):
+        assert z.equals(expected)
+    assert next(mech.implicates(table, 1, rng=11, first=2)).equals(released[2])
+
+
 def test_pg_acceptance_does_not_depend_on_the_batch():
     table = _two_block_table()
     mech = PG(0.5, 2.0)

@@ -27,6 +27,7 @@ from ._common import (
     note,
     outputs_from_args,
     parse_list,
+    progress_from_args,
     resolve_count,
     seed_from_args,
 )
@@ -270,7 +271,8 @@ def _run(args: argparse.Namespace, domain: Domain, seed: Any, accountant: Any, o
         else nullcontext()
     )
     with reserve:  # the log stays locked until the release is written; a failure rolls the charge back
-        tables = synth.sample(table, m=args.m, rng=sample_rng)
+        # each implicate is written as drawn: memory flat in -m (its streams are keyed by its number)
+        tables = synth.implicates(table, args.m, rng=sample_rng, progress=progress_from_args(args))
         for i, syn in enumerate(tables, start=1):
             outputs.write_frame(syn.to_frame(), Path(out_dir) / f"synthetic_{i}.{args.format}")
         meta = {

@@ -35,7 +35,7 @@ import numpy as np
 from .._random import MAX_BLOCK_COUNT_BITS, RNGLike, as_seed_sequence, stream
 from .._validation import check_integer
 from ..table import INDEX_DTYPE, CountTable
-from ._base import Mechanism, assemble_blocks
+from ._base import Mechanism, _progress, assemble_blocks
 
 __all__ = ["GammaBlock", "GammaBlocks", "FixedTotalMechanism", "split_total", "DRIVER"]
 
@@ -193,13 +193,53 @@ class FixedTotalMechanism(Mechanism):
         by sequential composition (002 section 7.7.1).  Calibrate with epsilon / m per implicate.
         """
         m = check_integer(m, "m", f"{type(self).__name__}.sample", low=1)
+        return list(self.implicates(table, m, rng))
+
+    def implicates(
+        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, first: int = 0, progress: bool = False
+    ) -> Iterator[CountTable]:
+        """Draw implicates ``first, ..., first + m - 1`` one at a time, as an iterator.
+
+        Implicate k's streams are keyed by the root, k and the block only, so the tables are those
+        of :meth:`sample` (``implicates(table, 1, rng=s, first=k)`` is its k-th table) while one
+        is held at a time: writers of many implicates keep memory flat in ``m``.
+
+        Parameters
+        ----------
+        table : CountTable
+        m : int, default 1
+        rng : None, int, SeedSequence, Generator or "secure"
+            The root of every implicate's streams (a Generator is consumed once, at the call).
+        first : int, default 0
+            The number of the first implicate drawn.
+        progress : bool, default False
+            Show a progress bar on standard error (one step per implicate).
+
+        Examples
+        --------
+        >>> import cellsafe
+        >>> from cellsafe.mechanisms import MultinomialDirichletSynthesizer
+        >>> t = cellsafe.CountTable([cellsafe.Variable("a", ("x", "y", "z"))], [0, 1, 2], [3, 5, 1])
+        >>> synth = MultinomialDirichletSynthesizer(alpha=1.0)
+        >>> second = next(synth.implicates(t, 1, rng=7, first=1))
+        >>> second.equals(synth.sample(t, m=2, rng=7)[1])
+        True
+        """
+        owner = f"{type(self).__name__}.implicates"
+        m = check_integer(m, "m", owner, low=1)
+        first = check_integer(first, "first", owner, low=0)
         total = self._check_sample_table(table)
-        blocks = self.gamma_blocks(table)
         root = as_seed_sequence(rng)
-        out = []
-        for k in range(m):
-            attempt, sums = self._accepted_attempt(blocks, total, root, k)
-            events = self.split_total(total, sums, root, k)
-            parts = [self.release_block(block, int(n), root, k, attempt) for block, n in zip(blocks, events)]
-            out.append(assemble_blocks(table, parts))
-        return out
+        return self._implicates(table, total, m, root, first, progress)
+
+    def _implicates(
+        self, table: CountTable, total: int, m: int, root: np.random.SeedSequence, first: int, progress: bool
+    ) -> Iterator[CountTable]:
+        blocks = self.gamma_blocks(table)
+        with _progress(m, progress) as bar:
+            for k in range(first, first + m):
+                attempt, sums = self._accepted_attempt(blocks, total, root, k)
+                events = self.split_total(total, sums, root, k)
+                parts = [self.release_block(block, int(n), root, k, attempt) for block, n in zip(blocks, events)]
+                yield assemble_blocks(table, parts)
+                bar.update(1)
