@@ -97,6 +97,12 @@ class CellKeyMethod(CellwiseMechanism):
     def from_spec(cls, **params: Any) -> "CellKeyMethod":
         """Build from flat parameters: the ptable's (``D``, ``V``, ``js``, ``ncat``...) and the method's."""
         own = {k: params.pop(k) for k in ("publication", "threshold") if k in params}
+        missing = [k for k in ("D", "V") if k not in params]
+        if missing:
+            raise InvalidArgumentError(
+                f"the cell key method's spec needs {' and '.join(missing)} (e.g. 'ckm:D=5,V=3,js=2'); a ptable read "
+                "from a file is given as CellKeyMethod(PTable.read(path))."
+            )
         return cls(PTable.generate(**params), **own)
 
     @property
