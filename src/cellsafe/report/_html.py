@@ -141,6 +141,7 @@ def _empirical_figure(report: Any, entry: dict[str, Any], a_priori: dict[str, An
         ax.set_yticks(range(len(names)))
         ax.set_yticklabels([n.replace("_", " ") for n in names])
         ax.invert_yaxis()
+        ax.set_xlim(-0.02, 1.02)  # every metric drawn is a proportion: one scale for all rows
         ax.set_xlabel("value (proportion)")
         ax.grid(False, axis="y")
         ax.legend(loc="best")

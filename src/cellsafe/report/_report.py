@@ -171,7 +171,7 @@ class Report:
     >>> t = CountTable([Variable("a", tuple(range(20)))], list(range(12)), [1, 1, 2, 3, 5, 8, 13, 1, 2, 1, 40, 7])
     >>> r = Report(t, ["nbi:sigma=1", "geometric:epsilon=1"], name="toy", targets=["tau4(1)<=0.5"], frontier=False)
     >>> [v["passed"] for v in r.to_dict()["sections"]["summary"]["verdicts"]]
-    [True, True]
+    [True, False]
     """
 
     def __init__(
