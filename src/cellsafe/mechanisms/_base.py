@@ -27,13 +27,21 @@ from .._params import Configurable
 from .._random import RNGLike, as_seed_sequence, block_bits, block_starts, stream
 from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
-from ..table import INDEX_DTYPE, CountTable, sorted_unique
+from ..table import INDEX_DTYPE, CountTable, check_table, sorted_unique
 
 __all__ = ["Mechanism", "CellwiseMechanism", "Block", "table_blocks", "assemble_blocks"]
 
 
 class Mechanism(Configurable, ABC):
     """A random map from an original table to protected tables (or published results)."""
+
+    def _check_sample(self, table: CountTable, m: int, method: str = "sample", *, integer: bool = False) -> int:
+        """Check the arguments of :meth:`sample` (or another drawing method); returns ``m`` as an int."""
+        owner = f"{type(self).__name__}.{method}"
+        check_table(table, owner)
+        if integer and not table.is_integer:
+            raise DataError(f"{owner} needs integer counts; this table holds fractional (fitted) counts.")
+        return check_integer(m, "m", owner, low=1)
 
     @abstractmethod
     def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[Any]:
@@ -305,11 +313,8 @@ class CellwiseMechanism(Mechanism):
         >>> third.equals(synth.sample(t, m=3, rng=7)[2])
         True
         """
-        owner = f"{type(self).__name__}.implicates"
-        if not isinstance(table, CountTable):
-            raise InvalidArgumentError(f"{owner} needs a cellsafe.CountTable. Got {type(table).__name__} instead.")
-        m = check_integer(m, "m", owner, low=1)
-        first = check_integer(first, "first", owner, low=0)
+        m = self._check_sample(table, m, "implicates")
+        first = check_integer(first, "first", f"{type(self).__name__}.implicates", low=0)
         self._check_sample_table(table)
         root = as_seed_sequence(rng)
         return self._implicates(table, m, root, first, progress)

@@ -23,10 +23,9 @@ from .._frames import as_pandas
 from .._params import Param
 from .._random import RNGLike, as_generator, as_seed_sequence, block_starts, stream
 from .._registry import register
-from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
 from ..io import FLOAT_KEY_BITS
-from ..published import DEFAULT_MAX_INNER, Publication, PublishedTable, publication_for
+from ..published import DEFAULT_MAX_INNER, Publication, PublishedTable, check_publication_spec, publication_for
 from ..table import CountTable, keyed_table
 from ._base import CellwiseMechanism
 from .ptable import PTable
@@ -86,11 +85,7 @@ class CellKeyMethod(CellwiseMechanism):
         self.threshold = threshold
         if not isinstance(ptable, PTable):
             raise InvalidArgumentError(f"The 'ptable' parameter of CellKeyMethod must be a PTable. Got {type(ptable).__name__}.")
-        if publication is not None and not isinstance(publication, (str, Publication, list, tuple)):
-            raise InvalidArgumentError(
-                "The 'publication' parameter of CellKeyMethod must be a formula, a list of crossings or a Publication. "
-                f"Got {type(publication).__name__}."
-            )
+        check_publication_spec(publication, "CellKeyMethod", none_ok=True)
         self._check_params()
 
     @classmethod
@@ -248,12 +243,7 @@ class CellKeyMethod(CellwiseMechanism):
         -------
         list of PublishedTable
         """
-        owner = "CellKeyMethod.sample"
-        if not isinstance(table, CountTable):
-            raise InvalidArgumentError(f"{owner} needs a cellsafe.CountTable. Got {type(table).__name__} instead.")
-        if not table.is_integer:
-            raise DataError("the cell key method needs integer counts; this table holds fractional counts.")
-        m = check_integer(m, "m", owner, low=1)
+        m = self._check_sample(table, m, integer=True)
         root = as_seed_sequence(rng)
         pub = self._publication(table)
         out = []

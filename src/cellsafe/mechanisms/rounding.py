@@ -26,11 +26,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._params import Param
+from .._progress import progress_bar
 from .._random import RNGLike, as_generator
 from .._registry import register
 from .._validation import check_integer
-from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError
-from ..published import Publication, PublishedTable, publication_for
+from ..exceptions import CellsafeWarning, DataError
+from ..published import Publication, PublishedTable, check_publication_spec, publication_for
 from ..table import CountTable
 from ._base import Mechanism
 
@@ -90,11 +91,13 @@ def round_small_counts(
     rng: RNGLike = None,
     max_iter_rows: int = 1000,
     max_iter: int = 10_000,
+    progress: bool = False,
 ) -> tuple[np.ndarray, int, np.ndarray]:
     """The rounding itself on arrays: inner counts aligned with the rows of X.
 
     Returns the rounded inner counts, the number of iterations and the published cells still in
-    1..b-1.  See :class:`SmallCountRounding` for the method.
+    1..b-1.  See :class:`SmallCountRounding` for the method.  ``progress`` shows a bar of the
+    iterations (and the published cells still in 1..b-1) on standard error.
     """
     y = np.asarray(inner)
     if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer):
@@ -116,6 +119,7 @@ def round_small_counts(
     touch = np.asarray(Xs[:, small_pub].sum(axis=1)).reshape(-1) > 0
     pending = touch & (y % b != 0) & (y < b)  # first-iteration candidates
     n_iter = 0
+    bar = progress_bar(None, progress, "rounding", unit="iteration")
     while n_iter < max_iter:
         if n_iter > 0:
             small_pub = (z > 0) & (z < b)
@@ -150,6 +154,10 @@ def round_small_counts(
         new = basepart + np.where(up, b, 0)
         y[idx] = new
         z = np.asarray(Xi.T @ y).reshape(-1)
+        bar.update(1)
+        if progress:
+            bar.set_postfix(small=int(np.count_nonzero((z > 0) & (z < b))), refresh=False)
+    bar.close()
     still = np.flatnonzero((z > 0) & (z < b))
     if still.size:
         warnings.warn(
@@ -208,26 +216,21 @@ class SmallCountRounding(Mechanism):
         self.max_iter_rows = max_iter_rows
         self.max_iter = max_iter
         self._check_params()
-        if not isinstance(publication, (str, Publication, list, tuple)):
-            raise InvalidArgumentError(
-                f"The 'publication' parameter of SmallCountRounding must be a formula, a list of crossings or a "
-                f"Publication. Got {type(publication).__name__}."
-            )
+        check_publication_spec(publication, "SmallCountRounding")
 
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[PublishedTable]:
+    def sample(
+        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, progress: bool = False
+    ) -> list[PublishedTable]:
         """``m`` roundings of ``table``'s publication (independent tie-breaking).
+
+        ``progress`` shows a bar of the rounding's iterations on standard error.
 
         Returns
         -------
         list of PublishedTable
             With the rounded inner cells in ``inner_released`` (``inner_table()``).
         """
-        owner = "SmallCountRounding.sample"
-        if not isinstance(table, CountTable):
-            raise InvalidArgumentError(f"{owner} needs a cellsafe.CountTable. Got {type(table).__name__} instead.")
-        if not table.is_integer:
-            raise DataError("small count rounding needs integer counts; this table holds fractional counts.")
-        m = check_integer(m, "m", owner, low=1)
+        m = self._check_sample(table, m, integer=True)
         gen = as_generator(rng)
         pub = publication_for(table, self.publication)
         published_original = pub.aggregate(table)  # refuses non-zero cells outside the inner cells
@@ -235,7 +238,8 @@ class SmallCountRounding(Mechanism):
         out = []
         for _ in range(m):
             y, n_iter, _still = round_small_counts(
-                y0, pub.X, self.base, rng=gen, max_iter_rows=self.max_iter_rows, max_iter=self.max_iter
+                y0, pub.X, self.base, rng=gen, max_iter_rows=self.max_iter_rows, max_iter=self.max_iter,
+                progress=progress,
             )
             out.append(
                 PublishedTable(

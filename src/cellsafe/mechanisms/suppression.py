@@ -21,7 +21,14 @@ from .._random import RNGLike
 from .._registry import register
 from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
-from ..published import MagnitudeTable, Publication, PublishedTable, magnitude_table, publication_for
+from ..published import (
+    MagnitudeTable,
+    Publication,
+    PublishedTable,
+    check_publication_spec,
+    magnitude_table,
+    publication_for,
+)
 from ..table import CountTable, Hierarchy, check_table
 from ._base import Mechanism
 from ._gauss import candidate_order, gauss_secondary
@@ -133,11 +140,7 @@ class CellSuppression(Mechanism):
         self.secondary_zeros = secondary_zeros
         self.priority = priority
         self._check_params()
-        if not isinstance(publication, (str, Publication, list, tuple)):
-            raise InvalidArgumentError(
-                "The 'publication' parameter of CellSuppression must be a formula, a list of crossings or a "
-                f"Publication. Got {type(publication).__name__}."
-            )
+        check_publication_spec(publication, "CellSuppression")
         if isinstance(rules, (str, Rule)) or not len(rules):
             raise InvalidArgumentError(
                 f"The 'rules' parameter of CellSuppression must be a non-empty list such as ['freq<=3']. Got {rules!r}."

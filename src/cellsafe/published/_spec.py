@@ -481,6 +481,20 @@ class Publication:
             )
 
 
+def check_publication_spec(value: Any, owner: str, *, none_ok: bool = False) -> Any:
+    """``value`` if it can describe a publication (a formula, a list of crossings or a Publication).
+
+    The shape is checked when a mechanism is configured; the names are checked against a table
+    when it is used (:func:`publication_for`).
+    """
+    if (value is None and none_ok) or isinstance(value, (str, Publication, list, tuple)):
+        return value
+    raise InvalidArgumentError(
+        f"The 'publication' parameter of {owner} must be a formula such as 'a*b + c', a list of crossings or a "
+        f"Publication. Got {type(value).__name__} instead."
+    )
+
+
 def publication_for(table: CountTable, spec: Any, *, zeros: bool | None = None) -> Publication:
     """``spec`` (a Publication, a formula or a list of crossings) as a publication of ``table``'s cells.
 
