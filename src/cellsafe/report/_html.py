@@ -331,6 +331,8 @@ def _frontier(r: Any, figs: list[tuple[str, str]]) -> str:
 
 
 def _transitions(r: Any, figs: list[tuple[str, str]]) -> str:
+    if not r.sections["transitions"]:
+        return "<p>No cell-wise mechanism was given.</p>"
     parts = ["<p>P(released k | original j): how each mechanism moves a cell of count j.</p>"]
     if figs:
         tables = []
