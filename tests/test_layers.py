@@ -37,7 +37,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cellsafe"
 
 # Lowest first.  A module may import its own layer and any layer before it.
 LAYERS = [
-    {"exceptions", "_validation", "_random", "_secure", "_frames", "_blas", "_params", "_registry", "_results"},
+    {"exceptions", "_validation", "_random", "_secure", "_frames", "_blas", "_params", "_registry", "_results", "_progress"},
     {"io"},
     {"table", "formula"},
     {"distributions"},

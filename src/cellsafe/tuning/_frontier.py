@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import apriori
+from .._progress import progress_bar
 from .._results import Result
 from ..exceptions import InvalidArgumentError
 from ..mechanisms import CellwiseMechanism, make_mechanism, mechanism_family, mechanism_spec
@@ -174,6 +175,7 @@ def frontier(
     alpha: float = 0.0,
     risk: str = "tau4(1)",
     utility: str = "mse",
+    progress: bool = False,
 ) -> Frontier:
     """Evaluate a grid of synthesizers a priori and find the risk-utility frontier.
 
@@ -196,6 +198,8 @@ def frontier(
     utility : {'mse', 'hellinger'}
         1 - invlogit(expected squared error per cell) as in 000 Figure 7, or the expected
         Hellinger utility (slower: it sums whole transition rows).
+    progress : bool, default False
+        Show a progress bar over the grid on standard error.
 
     Returns
     -------
@@ -218,33 +222,36 @@ def frontier(
         grid = default_grid(families, n, alpha)
     rows = []
     mse = util_m.kind == "mse_utility"
-    for point in grid:
-        mech = _mechanism(point)
-        params = {k: float(v) for k, v in mech.flat_params().items() if _numeric(v)}
-        name = mechanism_family(mech)
-        if mse:
-            # 1 - invlogit(MSE) is 0 in floating point once the MSE passes about 745: keep the MSE
-            # itself for ranking and plotting, so that large-noise settings stay apart
-            err = apriori._squared_error(cs, mech, 1)
-            util, extra = err.utility(), {"mse_per_cell": err.mse}
-        else:
-            util, extra = util_m(cs, mech), {}
-        rows.append(
-            {
-                "mechanism": name,
-                "family": name,
-                "sigma": math.nan,
-                "nu": math.nan,
-                "alpha": math.nan,
-                "zeros_to_ones": math.nan,
-                **params,
-                "spec": mechanism_spec(mech),
-                "label": repr(mech),
-                "risk": risk_m(cs, mech),
-                "utility": util,
-                **extra,
-            }
-        )
+    grid = list(grid)
+    with progress_bar(len(grid), progress, "frontier", unit="setting") as bar:
+        for point in grid:
+            mech = _mechanism(point)
+            params = {k: float(v) for k, v in mech.flat_params().items() if _numeric(v)}
+            name = mechanism_family(mech)
+            if mse:
+                # 1 - invlogit(MSE) is 0 in floating point once the MSE passes about 745: keep the MSE
+                # itself for ranking and plotting, so that large-noise settings stay apart
+                err = apriori._squared_error(cs, mech, 1)
+                util, extra = err.utility(), {"mse_per_cell": err.mse}
+            else:
+                util, extra = util_m(cs, mech), {}
+            rows.append(
+                {
+                    "mechanism": name,
+                    "family": name,
+                    "sigma": math.nan,
+                    "nu": math.nan,
+                    "alpha": math.nan,
+                    "zeros_to_ones": math.nan,
+                    **params,
+                    "spec": mechanism_spec(mech),
+                    "label": repr(mech),
+                    "risk": risk_m(cs, mech),
+                    "utility": util,
+                    **extra,
+                }
+            )
+            bar.update(1)
     if not rows:
         raise InvalidArgumentError("the grid is empty; give at least one setting.")
     points = pd.DataFrame(rows)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import apriori
 from .._params import Param
+from .._progress import progress_bar
 from .._results import Result
 from ..exceptions import CellsafeError, InvalidArgumentError
 from ..mechanisms import CellwiseMechanism
@@ -127,6 +128,7 @@ def tune(
     bounds: tuple[float, float] | None = None,
     m: int = 1,
     xtol: float = 1e-10,
+    progress: bool = False,
 ) -> TuningResult:
     """Solve for the parameter that meets an a priori target.
 
@@ -151,6 +153,8 @@ def tune(
         Implicates for a loss target.
     xtol : float
         Absolute tolerance on the parameter.
+    progress : bool, default False
+        Show a progress bar over the scan on standard error.
 
     Returns
     -------
@@ -217,7 +221,7 @@ def tune(
             return _zero_gap(cs, mech)
         return tgt.metric(cs, mech) - tgt.value
 
-    return _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, lambda: n_eval)
+    return _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, lambda: n_eval, progress)
 
 
 def _zero_gap(cs: apriori.CellSizes, mech: CellwiseMechanism) -> float:
@@ -236,9 +240,14 @@ def _root(
     mechanism: CellwiseMechanism,
     xtol: float,
     count: Callable[[], int],
+    progress: bool = False,
 ) -> TuningResult:
     grid = _scan_grid(solve, decl, lo, hi)
-    vals = np.array([f(float(x)) for x in grid])
+    with progress_bar(len(grid), progress, f"scanning {solve}", unit="value") as bar:
+        vals = np.empty(len(grid))
+        for i, x in enumerate(grid):
+            vals[i] = f(float(x))
+            bar.update(1)
     finite = np.isfinite(vals)
     if not finite.any():
         raise InvalidArgumentError(f"{tgt.metric.name} is undefined for every {solve} in [{lo:g}, {hi:g}].")
