@@ -83,6 +83,51 @@ def _point_label(spec: str, one_class: bool) -> str:
     return text if one_class and text else f"{name}:{text}" if text else name
 
 
+# Candidate offsets of a label from its point, in points: right, left, above, below, then further out.
+_OFFSETS = ((5, 3), (5, -9), (-5, 3), (-5, -9), (0, 7), (0, -14), (10, 10), (10, -17), (-10, 10), (-10, -17),
+            (16, 0), (-16, 0), (0, 16), (0, -22))
+
+
+def _place_labels(ax: Any, xs: np.ndarray, ys: np.ndarray, texts: list[str], px: np.ndarray, py: np.ndarray,
+                  size: float = 7.0) -> None:
+    """Annotate each point with its text at the first offset whose box meets no other label or point.
+
+    Greedy, in display units estimated before the final layout: labels of close settings (a
+    cluster of cell key settings) spread around them instead of printing over each other.
+    """
+    if not texts:
+        return
+    ax.autoscale_view()
+    scale = ax.figure.dpi / 72.0
+    at = ax.transData.transform(np.c_[xs, ys])
+    dots = ax.transData.transform(np.c_[px, py])
+    char, height = 0.58 * size * scale, 1.25 * size * scale
+    placed: list[tuple[float, float, float, float]] = []
+
+    def clash(box: tuple[float, float, float, float]) -> int:
+        x0, y0, x1, y1 = box
+        n = sum(not (x1 < a or x0 > c or y1 < b or y0 > d) for a, b, c, d in placed)
+        return n + int(np.sum((dots[:, 0] > x0 - 3) & (dots[:, 0] < x1 + 3) & (dots[:, 1] > y0 - 3) & (dots[:, 1] < y1 + 3)))
+
+    for (ux, uy), text in zip(at, texts):
+        width = char * len(text)
+        best = None
+        for dx, dy in _OFFSETS:
+            x0 = ux + dx * scale - (width if dx < 0 else width / 2 if dx == 0 else 0)
+            y0 = uy + dy * scale
+            box = (x0, y0, x0 + width, y0 + height)
+            score = clash(box)
+            if best is None or score < best[0]:
+                best = (score, dx, dy, box)
+            if score == 0:
+                break
+        _, dx, dy, box = best
+        placed.append(box)
+        ha = "right" if dx < 0 else "center" if dx == 0 else "left"
+        ax.annotate(text, ax.transData.inverted().transform((ux, uy)), xytext=(dx, dy), textcoords="offset points",
+                    fontsize=size, ha=ha, va="bottom", zorder=5)
+
+
 def plot_frontier(
     frontier: Any,
     path: str | Path | None = None,
@@ -154,12 +199,6 @@ def plot_frontier(
             shown = eff.union(picked)
         else:
             shown = pts.index[:0]
-        one = len(classes) == 1
-        for n, i in enumerate(shown):
-            ax.annotate(
-                _point_label(pts.at[i, "spec"], one), (x[i], y[i]), xytext=(5, 5 if n % 2 == 0 else -9),
-                textcoords="offset points", fontsize=7, zorder=5,
-            )
         if log_scale_wanted(x):
             ax.set_xscale("log")
         ax.set_xlabel(f"risk: a priori {frontier.risk} (lower is safer)")
@@ -170,6 +209,10 @@ def plot_frontier(
             ax.set_ylabel("expected squared error per cell\n(lower is better; axis turned: better is up)")
         else:
             ax.set_ylabel("expected Hellinger utility (higher is better)")
+        one = len(classes) == 1
+        ok = np.isfinite(x) & np.isfinite(y)
+        shown = [i for i in shown if ok[i]]
+        _place_labels(ax, x[shown], y[shown], [_point_label(pts.at[i, "spec"], one) for i in shown], x[ok], y[ok])
         mechs = ", ".join(map(str, classes))
         ax.set_title(wrap(title or f"Risk-utility frontier{_of(data_name)}: {mechs}", 7.0))
         ax.legend(loc="best")
