@@ -76,10 +76,12 @@ def _plain(value: Any) -> Any:
 
 
 def _neighbourhood(spec: str) -> list[str]:
-    """Settings around a candidate: its main parameter (sigma, epsilon, V) scaled by a few factors."""
+    """Settings around a candidate: its main parameter (sigma, epsilon, V) scaled by a few factors (none for GAF)."""
     from ..mechanisms import make_mechanism, mechanism_spec, parse_spec
 
     name, params = parse_spec(spec)
+    if name == "gaf":  # its moments need slow numerical sums: the candidate alone is drawn
+        return []
     main = next((p for p in _MAIN_PARAMETER if isinstance(params.get(p), (int, float))), None)
     if main is None:
         return []
