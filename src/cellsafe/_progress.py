@@ -17,6 +17,12 @@ class _NoBar:
     def close(self) -> None:
         pass
 
+    def set_description(self, desc: str, refresh: bool = True) -> None:
+        pass
+
+    def set_postfix(self, refresh: bool = True, **values: Any) -> None:
+        pass
+
     def __enter__(self) -> "_NoBar":
         return self
 

@@ -32,6 +32,7 @@ __all__ = [
     "resolve_count",
     "note",
     "progress_from_args",
+    "add_quiet_option",
 ]
 
 EXAMPLES_FORMATTER = argparse.RawDescriptionHelpFormatter
@@ -118,6 +119,11 @@ def resolve_count(path: str, variables: list[str], count: str | None, what: str 
     if notice:
         note(notice)
     return chosen
+
+
+def add_quiet_option(p: argparse.ArgumentParser, *, summary: bool = True) -> None:
+    """--quiet: no progress bar (and no summary line where the command prints one)."""
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary" if summary else "no progress bar")
 
 
 def progress_from_args(args: argparse.Namespace) -> bool:

@@ -13,6 +13,7 @@ from ._common import (
     parse_counts,
     parse_float_list,
     print_json,
+    progress_from_args,
     resolve_count,
 )
 
@@ -50,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trim", type=float, default=0.1, help="share cut from each end for the trimmed mean (default 0.1)")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     add_engine_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
@@ -61,17 +63,22 @@ def run(args: argparse.Namespace) -> int:
     p = parse_float_list(args.p, "--p")
     if uses_spark(args):
         return _run_spark(args, k, p)
+    from .._progress import progress_bar
     from ..io import provenance_notes
 
     original = load_table(args.original, args.variables, args.count, args.structural_zeros, what="ORIGINAL")
     released = []
-    for path in args.synthetic:
-        count = resolve_count(path, original.names, args.synthetic_count, "SYNTHETIC")
-        t = CountTable.from_microdata(path, list(original.variables), count=count)
-        released.append(original.with_counts(t.index, t.counts))  # keeps the structural zeros
+    # one step per implicate read, and one for the metrics over all of them
+    with progress_bar(len(args.synthetic) + 1, progress_from_args(args), "evaluate", unit="step") as bar:
+        for path in args.synthetic:
+            count = resolve_count(path, original.names, args.synthetic_count, "SYNTHETIC")
+            t = CountTable.from_microdata(path, list(original.variables), count=count)
+            released.append(original.with_counts(t.index, t.counts))  # keeps the structural zeros
+            bar.update(1)
+        result = table_metrics(original, released, k=k, p=p, trim=args.trim)
+        bar.update(1)
     for text in provenance_notes(args.synthetic):
         note(text)
-    result = table_metrics(original, released, k=k, p=p, trim=args.trim)
     if args.json:
         out = result.to_dict()
         out["files"] = list(args.synthetic)

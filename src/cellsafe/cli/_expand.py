@@ -10,6 +10,7 @@ from ._common import (
     add_seed_option,
     add_table_input,
     outputs_from_args,
+    progress_from_args,
     seed_from_args,
     table_from_args,
 )
@@ -39,17 +40,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="the records (.csv, .parquet or .json)")
     add_output_options(p)
-    p.add_argument("--quiet", action="store_true", help="no summary line")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary line")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from .._progress import progress_bar
+
     seed = seed_from_args(args)
     with outputs_from_args(args, [args.input, args.structural_zeros], seed=seed) as out:
         target = out.file(args.output)  # checked before the data are read
-        table = table_from_args(args)
-        records = table.to_microdata(rng=seed if seed is not None else "secure")
-        out.write_frame(records, target)
+        # three steps (read, expand, write), each one vectorized pass: the bar says which is under way
+        with progress_bar(3, progress_from_args(args), "expand: reading", unit="step") as bar:
+            table = table_from_args(args)
+            bar.update(1)
+            bar.set_description("expand: drawing records")
+            records = table.to_microdata(rng=seed if seed is not None else "secure")
+            bar.update(1)
+            bar.set_description("expand: writing")
+            out.write_frame(records, target)
+            bar.update(1)
     if not args.quiet:
         print(f"wrote {len(records):,} records of {table.nnz:,} cells to {args.output}")
     return 0

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import EXAMPLES_FORMATTER, add_table_input, parse_list, table_from_args
+from ._common import (
+    EXAMPLES_FORMATTER,
+    add_quiet_option,
+    add_table_input,
+    parse_list,
+    progress_from_args,
+    table_from_args,
+)
 
 _EXAMPLES = """\
 examples:
@@ -63,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ._common import add_output_options
 
     add_output_options(p, csv=False)
+    add_quiet_option(p)
     p.set_defaults(func=run)
 
 
@@ -117,13 +125,16 @@ def _run(args: argparse.Namespace, out_path: Path, plot_path: Path | None) -> in
         raise InvalidArgumentError(f"--plot must end in .png or .svg. Got {args.plot!r}.")
     table = table_from_args(args)
     result = frontier(
-        table, grid, families=families, n=n or 100, alpha=args.alpha, risk=args.risk, utility=args.utility
+        table, grid, families=families, n=n or 100, alpha=args.alpha, risk=args.risk, utility=args.utility,
+        progress=progress_from_args(args),
     )
     write_frame(result.points, out_path)
     if plot_path is not None:
         from ..report import plot_frontier
 
         plot_frontier(result, path=plot_path)
+    if args.quiet:
+        return 0
     eff = result.efficient
     print(
         f"{len(result.points)} settings, {len(eff)} on the frontier (risk {result.risk}, utility {result.utility}); "

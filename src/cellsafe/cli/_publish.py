@@ -23,6 +23,7 @@ from ._common import (
     load_table,
     outputs_from_args,
     parse_list,
+    progress_from_args,
     resolve_count,
     seed_from_args,
 )
@@ -94,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv, .parquet or .json)")
     add_output_options(p)
-    p.add_argument("--quiet", action="store_true", help="no summary line")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary line")
     add_engine_options(p)
     p.set_defaults(func=run)
 
@@ -213,7 +214,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         table = load_table(args.input, args.variables, args.count)
         publication = publication_from_args(args, table, hierarchies, zeros=True if args.zeros else None)
         mech = SmallCountRounding(publication, base=args.base)
-        [res] = mech.sample(table, rng=rng)
+        [res] = mech.sample(table, rng=rng, progress=progress_from_args(args))
     out = _release_frame(res)
     summary = f"{res!r}"
     _record_mechanism(outputs.manifest, mech, args)

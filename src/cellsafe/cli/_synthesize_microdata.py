@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import DataError, InvalidArgumentError
-from ._common import EXAMPLES_FORMATTER, add_seed_option, parse_list, seed_from_args
+from ._common import EXAMPLES_FORMATTER, add_seed_option, parse_list, progress_from_args, seed_from_args
 
 _EXAMPLES = """\
 examples:
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     data = Path(args.data)
     if not data.is_file():
         raise DataError(f"input file {args.data!r} does not exist (or is not a file).")
-    progress = not args.quiet and sys.stderr.isatty()
+    progress = progress_from_args(args)
 
     t0 = time.perf_counter()
     frame = read_records(data)

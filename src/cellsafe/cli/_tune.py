@@ -7,9 +7,11 @@ import argparse
 from ._common import (
     EXAMPLES_FORMATTER,
     add_distribution_options,
+    add_quiet_option,
     add_table_input,
     parse_float_list,
     print_json,
+    progress_from_args,
     mechanism_from_args,
     table_from_args,
 )
@@ -62,6 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("-m", type=int, default=1, dest="m", help="implicates averaged, for a loss target")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    add_quiet_option(p, summary=False)
     p.set_defaults(func=run)
 
 
@@ -85,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         bounds = (b[0], b[1])
     mech = mechanism_from_args(args)
     table = table_from_args(args)
-    result = tune(table, mech, args.solve, target, bounds=bounds, m=args.m)
+    result = tune(table, mech, args.solve, target, bounds=bounds, m=args.m, progress=progress_from_args(args))
     if args.json:
         print_json(result.to_dict())
     else:
