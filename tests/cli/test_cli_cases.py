@@ -31,6 +31,8 @@ def _files(d: Path) -> None:
     w("freqn.csv", FREQ.replace("count", "n"))
     w("tf.csv", "flag,x\nT,a\nF,b\nyes,a\nno,b\nTrue,a\n")
     w("nums.csv", "v,x\n1E1,a\n10,a\n0.5,b\n0.50,b\n2,a\n")
+    w("nums2.csv", "v,x\n10,a\n10,a\n0.5,b\n0.5,b\n2,a\n")  # nums.csv with 1E1 -> 10 and 0.50 -> 0.5
+    w("tf2.csv", "flag,x\nTrue,a\nFalse,b\nyes,a\nno,b\nTrue,a\n")  # tf.csv with T -> True and F -> False
     w("countvar.csv", "sex,count\nF,1\nM,2\nF,2\nM,3\n")
     w("data[1].csv", "sex,n\nF,1\n")
     w("data1.csv", "sex,n\nM,100\n")
@@ -166,6 +168,15 @@ CASES = [
     ("mechanism-and-distribution", "assess {d}/freq.csv --variables sex,age --count count --mechanism nbi:sigma=1 --sigma 1", 2, "drop", [], []),
     ("compare-runs", "compare {d}/people.csv --variables sex,age --formula sex*age --published a={d}/synth/synthetic_1.csv --sensitive sex --keys age", None, "", [], []),
     ("evaluate-microdata-table-refused", "evaluate-microdata {d}/people.csv {d}/freq.csv", 2, "frequency table", [], []),
+    # categories as written: 1E1/10 and 0.50/0.5 (T/True, F/False) are different values, so the total variation is 0.4
+    ("evaluate-microdata-number-like-categories", "evaluate-microdata {d}/nums.csv {d}/nums2.csv --tables 1 --json",
+     0, '"v": 0.4', [], []),
+    ("evaluate-microdata-true-false-as-written", "evaluate-microdata {d}/tf.csv {d}/tf2.csv --tables 1 --json",
+     0, '"flag": 0.4', [], []),
+    ("evaluate-microdata-numeric-not-a-number", "evaluate-microdata {d}/nums.csv {d}/nums2.csv --numeric x", 2,
+     "nums.csv' is declared numeric but holds 'a' at line 2", [], []),
+    ("evaluate-microdata-numeric-unknown-column", "evaluate-microdata {d}/nums.csv {d}/nums2.csv --numeric v,zz", 2,
+     "numeric names 'zz', which is not a column of ORIGINAL", [], []),
     ("variables-empty-item", "assess {d}/people.csv --variables sex,,age --distribution poisson", 2, "comma-separated", [], []),
 ]
 

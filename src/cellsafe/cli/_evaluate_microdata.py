@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from typing import Any
 
-from ._common import EXAMPLES_FORMATTER, parse_list, print_json, seed_from_args, add_seed_option
+from ._common import EXAMPLES_FORMATTER, add_seed_option, parse_list, print_json, progress_from_args, seed_from_args
 
 _EXAMPLES = """\
 examples:
@@ -65,6 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed_option(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--plot", metavar="DIR", default=None, help="write univariate.png and propensity.png into DIR")
+    p.add_argument(
+        "--numeric", metavar="COL,COL", default=None,
+        help="continuous columns, parsed as numbers; every other column is a category exactly as written",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -101,9 +104,18 @@ def _align_number_columns(frames: list[Any]) -> None:
             f[col] = c
 
 
+def _read(path: str, numeric: list[str] | None, what: str) -> Any:
+    """Records as written (CSV as text, Parquet with its types), the --numeric columns parsed as numbers."""
+    from ..io import read_records
+    from ..metrics.microdata import parse_numeric
+
+    frame = read_records(path)
+    csv = not str(path).lower().endswith((".parquet", ".pq", ".parq"))
+    return parse_numeric(frame, numeric, f"{what} {path!r}", first_line=2 if csv else None)
+
+
 def run(args: argparse.Namespace) -> int:
     from ..exceptions import InvalidArgumentError
-    from ..io import read_frame
     from ..metrics.microdata import evaluate_microdata
 
     if (args.keys is None) != (args.target is None):
@@ -120,9 +132,10 @@ def run(args: argparse.Namespace) -> int:
     if args.sample < 1:
         raise InvalidArgumentError(f"--sample must be a positive integer. Got {args.sample}.")
     seed = seed_from_args(args)
-    original = read_frame(args.original)
-    synthetic = [read_frame(p) for p in args.synthetic]
-    holdout = read_frame(args.holdout) if args.holdout else None
+    numeric = parse_list(args.numeric, "--numeric") if args.numeric else None
+    original = _read(args.original, numeric, "ORIGINAL")
+    synthetic = [_read(p, numeric, "SYNTHETIC") for p in args.synthetic]
+    holdout = _read(args.holdout, numeric, "HOLDOUT") if args.holdout else None
     for path, frame in zip(args.synthetic, synthetic):
         if "count" in frame.columns and "count" not in original.columns:
             from ..exceptions import DataError
@@ -143,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
         holdout=holdout,
         columns=columns,
         categorical=categorical,
+        numeric=numeric,
         method=args.method,
         max_params=args.max_params,
         tables=tables,
@@ -150,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         formula=args.formula,
         family=args.family,
         rng=seed,
-        progress=not args.quiet and sys.stderr.isatty(),
+        progress=progress_from_args(args),
     )
     result = ev.to_dict()
     summary = _clean(result)

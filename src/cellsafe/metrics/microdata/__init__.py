@@ -24,7 +24,7 @@ needs scikit-learn.  Source: course 002 (chapters 1, 3 and 5); methods.md sectio
 """
 
 from ._attribute import AttributeDisclosure, attribute_disclosure
-from ._data import is_categorical, joint_codes
+from ._data import is_categorical, joint_codes, parse_numeric
 from ._bivariate import BivariateComparison, MatrixDifference, compare_bivariate, cramers_v, matrix_difference
 from ._distance import DistanceToClosestRecord, MembershipInference, distance_to_closest_record, membership_inference
 from ._evaluate import MicrodataEvaluation, evaluate_microdata
@@ -64,6 +64,7 @@ __all__ = [
     "match_rates",
     "matrix_difference",
     "membership_inference",
+    "parse_numeric",
     "propensity_metrics",
     "regression_utility",
     "roc_auc",

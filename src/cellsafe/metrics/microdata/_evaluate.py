@@ -16,12 +16,13 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..._frames import as_pandas
 from ..._random import as_seed_sequence, stream
 from ..._results import Result
 from ...exceptions import InvalidArgumentError
 from ._attribute import AttributeDisclosure, attribute_disclosure
 from ._bivariate import BivariateComparison, compare_bivariate
-from ._data import as_frames, check_columns
+from ._data import as_frames, check_columns, parse_numeric
 from ._distance import DistanceToClosestRecord, MembershipInference, distance_to_closest_record, membership_inference
 from ._propensity import PropensityResult, propensity_metrics
 from ._regression import RegressionUtility, regression_utility
@@ -170,6 +171,7 @@ def evaluate_microdata(
     holdout: Any = None,
     columns: Sequence[str] | None = None,
     categorical: Sequence[str] | None = None,
+    numeric: Sequence[str] | None = None,
     method: str = "logit",
     max_params: int = 200,
     tables: Sequence[int] = (1, 2, 3),
@@ -197,6 +199,10 @@ def evaluate_microdata(
         Columns to evaluate (default: all shared columns).
     categorical : sequence of str, optional
         Numeric columns to treat as categorical.
+    numeric : sequence of str, optional
+        Text columns to parse as numbers (continuous variables), in every frame; a value that is
+        not a number is an error.  Text stays categorical as written otherwise ("0.50" and "0.5"
+        are two categories).
     method : {"logit", "cart"}
         Propensity model (:func:`propensity_metrics`).
     max_params : int
@@ -229,6 +235,11 @@ def evaluate_microdata(
     True
     """
     orig, syns = as_frames(original, synthetic, "evaluate_microdata")
+    if numeric:
+        orig = parse_numeric(orig, numeric, "the original")
+        syns = [parse_numeric(s, numeric, f"synthetic[{i}]") for i, s in enumerate(syns)]
+        if holdout is not None:
+            holdout = parse_numeric(as_pandas(holdout, "holdout"), numeric, "the holdout")
     if (keys is None) != (target is None):
         raise InvalidArgumentError("evaluate_microdata: give both keys and target for disclosure measures, or neither.")
     ways = sorted(set(int(t) for t in tables))
