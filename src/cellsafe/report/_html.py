@@ -180,7 +180,7 @@ def draw_figures(report: Any) -> dict[str, list[tuple[str, str]]]:
         t1 = f"One-way distributions, {report.name}: {rel.name} (all {rel.m} implicates)"
         micro.append((t1, figure_svg(plot_univariate(records, list(rel.frames), data_name=f"{report.name}, {rel.name}"), t1)))
         t2 = f"Propensity scores, {report.name}: {rel.name}"
-        micro.append((t2, figure_svg(plot_propensity(list(ev.propensity)), t2)))
+        micro.append((t2, figure_svg(plot_propensity(list(ev.propensity), title=t2), t2)))
         if ev.regression is not None:
             t3 = f"CI overlap of {ev.regression.formula}, {report.name}: {rel.name}"
             ov = ev.regression.coefficients["overlap"].to_numpy(float)

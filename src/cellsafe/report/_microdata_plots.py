@@ -142,12 +142,14 @@ def plot_univariate(
     return fig
 
 
-def plot_propensity(propensity: Any, path: "str | os.PathLike[str] | None" = None, bins: int = 40) -> Any:
+def plot_propensity(
+    propensity: Any, path: "str | os.PathLike[str] | None" = None, bins: int = 40, *, title: str | None = None
+) -> Any:
     """Histograms of the propensity scores of original and synthetic records (one result or several).
 
     The dashed line is c, the share of synthetic records among all: a propensity model that cannot
-    tell the two apart puts every score near it.  Returns the figure; with ``path``, writes it and
-    returns the path.
+    tell the two apart puts every score near it.  ``title`` goes above the panels (the data and the
+    synthesis, say).  Returns the figure; with ``path``, writes it and returns the path.
     """
     results = list(propensity) if isinstance(propensity, (list, tuple)) else [propensity]
     ncol = min(len(results), 3)
@@ -168,6 +170,8 @@ def plot_propensity(propensity: Any, path: "str | os.PathLike[str] | None" = Non
         for ax in axes.ravel()[len(results):]:
             ax.set_visible(False)
         axes.ravel()[0].legend()
+        if title:
+            fig.suptitle(wrap(title, 4.4 * ncol, 11.0))
     if path is not None:
         return _save(fig, path)
     return fig
