@@ -24,7 +24,8 @@ demo: $(VENV)/.installed
 
 # The Spark engine's tests need Java 17: installed here when running as root, else they skip and say why.
 java:
-	@command -v java >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get install -y -q openjdk-17-jre-headless >/dev/null; } \
+	@command -v java >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && { apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1 \
+	  || { apt-get update -q >/dev/null && apt-get install -y -q openjdk-17-jre-headless >/dev/null; }; }; } \
 	  || echo "Java 17 not found: the Spark engine's tests will skip (apt-get install -y openjdk-17-jre-headless)"
 
 # The release report's browser test needs Debian's chromium: installed here when running as root, else it skips.
