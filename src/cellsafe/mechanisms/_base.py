@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Iterator
 import numpy as np
 
 from .._params import Configurable
+from .._progress import progress_bar
 from .._random import RNGLike, as_seed_sequence, block_bits, block_starts, stream
 from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
@@ -457,20 +458,5 @@ def _place_random_zeros(ranks: np.ndarray, block: Block) -> tuple[np.ndarray, np
     return flat, np.searchsorted(block.index, flat)
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def __enter__(self) -> "_NoBar":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass
-
-
 def _progress(total: int, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="sampling", unit="block", leave=False, delay=1.0)
+    return progress_bar(total, enabled, "sampling", unit="block")

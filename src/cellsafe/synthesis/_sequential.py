@@ -10,7 +10,6 @@ and the mistake of exercise 2.7).  Implicates are independent streams keyed by t
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._frames import as_pandas
+from .._progress import progress_bar
 from .._random import RNGLike, as_seed_sequence, stream
 from .._validation import check_integer
 from ..exceptions import DataError, InvalidArgumentError
@@ -416,17 +416,5 @@ def _check_fits(method: str, col: Column) -> None:
         )
 
 
-class _NoBar:
-    def update(self, k: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _bar(total: int, desc: str, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="variable", file=sys.stderr, leave=False, delay=0.5)
+    return progress_bar(total, enabled, desc, unit="variable")
