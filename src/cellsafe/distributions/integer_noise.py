@@ -192,13 +192,7 @@ class DiscreteLaplace(_IntegerNoise):
     _t: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.scale, (float, int, np.floating, np.integer, Fraction)) and not isinstance(self.scale, bool):
-            if float(self.scale) > MAX_SCALE:
-                raise NoiseOverflowError(
-                    f"The 'scale' parameter of DiscreteLaplace must be at most 2**56 = {MAX_SCALE:.3g} for noise to fit "
-                    f"64-bit integers. Got {self.scale!r} instead."
-                )
-        check_real(self.scale, "scale", "DiscreteLaplace", low=0.0, high=MAX_SCALE, low_open=True)
+        _check_noise_parameter(self.scale, "scale", "DiscreteLaplace", MAX_SCALE, "2**56")
         rate = _exact.rational_at_most(1 / _as_fraction(self.scale))
         if rate == 0:
             raise NoiseOverflowError(f"the scale {self.scale!r} of DiscreteLaplace is too large for 64-bit integers.")
@@ -330,13 +324,7 @@ class DiscreteGaussian(_IntegerNoise):
     _t: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.sigma, (float, int, np.floating, np.integer, Fraction)) and not isinstance(self.sigma, bool):
-            if float(self.sigma) > MAX_SIGMA:
-                raise NoiseOverflowError(
-                    f"The 'sigma' parameter of DiscreteGaussian must be at most 2**50 = {MAX_SIGMA:.3g} for noise to fit "
-                    f"64-bit integers. Got {self.sigma!r} instead."
-                )
-        check_real(self.sigma, "sigma", "DiscreteGaussian", low=0.0, high=MAX_SIGMA, low_open=True)
+        _check_noise_parameter(self.sigma, "sigma", "DiscreteGaussian", MAX_SIGMA, "2**50")
         sig = _as_fraction(self.sigma)
         t = math.floor(sig) + 1
         c = _exact.rational_at_least(sig * sig / t, max_num=_GAUSS_BOUND, max_den=_GAUSS_BOUND // t)
@@ -448,3 +436,14 @@ class DiscreteGaussian(_IntegerNoise):
         """Exact draws of X given X >= 1 (see :func:`cellsafe.distributions._exact.positive_discrete_gaussian`)."""
         n, shape = _size(size, "DiscreteGaussian.sample_positive")
         return _exact.positive_discrete_gaussian(self._cn, self._cd, self._t, n, _generator(rng)).reshape(shape)
+
+
+def _check_noise_parameter(value: Any, name: str, owner: str, limit: float, limit_text: str) -> None:
+    """A positive number at most ``limit`` (beyond it the noise would not fit 64-bit integers)."""
+    if isinstance(value, (float, int, np.floating, np.integer, Fraction)) and not isinstance(value, bool):
+        if float(value) > limit:
+            raise NoiseOverflowError(
+                f"The {name!r} parameter of {owner} must be at most {limit_text} = {limit:.3g} for noise to fit "
+                f"64-bit integers. Got {value!r} instead."
+            )
+    check_real(value, name, owner, low=0.0, high=limit, low_open=True)
