@@ -252,3 +252,26 @@ def test_elimination_matches_exact_rational_greedy(sizes, n_records, seed):
     assert ours.any()
     if sizes == (4, 4, 4, 4):
         assert pub.X.shape[0] > pub.X.shape[1]  # the sketch is used
+
+
+def test_audit_by_span_agrees_with_linear_programs():
+    """With all inner cells positive, 'positive width' by the span test equals the LPs' verdict, also
+    for cells published by mistake (a primary and its complement withheld alone is computable)."""
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({v: rng.choice(k, 150).astype(str) for v, k in zip("abc", (4, 5, 3))})
+    table = CountTable.from_frame(df, list("abc"))
+    [res] = CellSuppression("(a+b+c)^2", rules=["freq<=2"]).sample(table)
+    inner = res.publication.inner_counts(table)
+    assert np.all(inner > 0) and (res.suppression == "secondary").any()
+    lp, fast = audit_suppression(res), audit_suppression(res, inner=inner)
+    assert lp.passed and fast.passed and np.isnan(fast.lower).all()
+    assert_array_equal(lp.safe, fast.safe)
+    # withhold one primary only: it is computable from its margin, and both say so
+    broken = res.released.copy()
+    broken[res.suppression == "secondary"] = res.original[res.suppression == "secondary"]
+    import dataclasses
+
+    bad = dataclasses.replace(res, released=broken)
+    lp, fast = audit_suppression(bad), audit_suppression(bad, inner=inner)
+    assert not lp.passed
+    assert_array_equal(lp.safe, fast.safe)

@@ -20,6 +20,7 @@ from .ptable import PTable
 from .rounding import SmallCountRounding, round_small_counts
 from .saturated import SaturatedSynthesizer
 from .suppression import CellSuppression, suppress_cells
+from ._gauss import in_published_span
 from ._primary import Rule, parse_rule
 from ._spec import make_mechanism, mechanism_family, mechanism_names, mechanism_spec, parse_spec
 
@@ -47,5 +48,6 @@ __all__ = [
     "suppress_cells",
     "Rule",
     "parse_rule",
+    "in_published_span",
     "round_small_counts",
 ]

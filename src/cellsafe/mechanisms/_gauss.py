@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["gauss_secondary", "candidate_order", "column_relations"]
+__all__ = ["gauss_secondary", "candidate_order", "column_relations", "in_published_span"]
 
 #: Relative size below which a residual counts as zero (see the module notes).
 TOL = 1e-9
@@ -213,3 +213,40 @@ def gauss_secondary(
         if k == Q.shape[0]:
             break  # the published span is everything: later candidates are in it
     return secondary, exposed
+
+
+def in_published_span(X: sp.spmatrix, published: np.ndarray, cells: np.ndarray, *, tol: float = TOL) -> np.ndarray:
+    """Whether each of ``cells`` is a linear combination of the ``published`` cells (columns of X).
+
+    The span of the published columns is built on :func:`column_relations` (X or its sketch) by
+    blocked Gram-Schmidt applied twice; a cell is in it when its residual is at most ``tol`` times
+    its column's norm (the tolerance of :func:`gauss_secondary`).  An empty column is in every span.
+    """
+    Y = column_relations(X)
+    d = Y.shape[0]
+    published = np.asarray(published, dtype=np.int64)
+    cells = np.asarray(cells, dtype=np.int64)
+    norms = np.sqrt(np.einsum("ij,ij->j", Y, Y))
+    Q = np.empty((min(d, published.size), d))
+    k = 0
+    for start in range(0, published.size, _BLOCK):
+        cols = published[start : start + _BLOCK]
+        B = np.array(Y[:, cols], order="F")
+        if k:
+            for _ in range(2):
+                B -= Q[:k].T @ (Q[:k] @ B)
+        k0 = k
+        for i, j in enumerate(cols):
+            r = B[:, i]
+            if k > k0:  # directions found earlier in this block
+                for _ in range(2):
+                    r = r - Q[k0:k].T @ (Q[k0:k] @ r)
+            size = float(np.sqrt(r @ r))
+            if size > tol * norms[j] and k < Q.shape[0]:
+                Q[k] = r / size
+                k += 1
+    R = np.array(Y[:, cells], order="F")
+    if k:
+        for _ in range(2):
+            R -= Q[:k].T @ (Q[:k] @ R)
+    return np.sqrt(np.einsum("ij,ij->j", R, R)) <= tol * norms[cells]

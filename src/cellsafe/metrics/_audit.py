@@ -7,6 +7,14 @@ unsafe when its interval is narrower than the protection it needs: any positive 
 frequency-rule cell (so it is not computed exactly), and for dominance rules the upper and lower
 protection given per cell (Hundepool et al. 2012, section 4.3).  The linear programs are solved by
 scipy's HiGHS.  Works on any release with NaN cells (suppression, or the cell key method's threshold).
+
+A cheaper argument comes first where it is exact: when every inner cell's true value is known to be
+strictly positive (pass ``inner``) and there is no upper bound, the true inner cells are an interior
+point of the attacker's feasible set, so a withheld cell's interval has positive width exactly when
+its column of X is not a linear combination of the published columns (a perturbation along the
+residual stays feasible in both directions).  Cells that need only a positive width are then
+decided by that span test (:func:`cellsafe.mechanisms.in_published_span`) and their bounds are
+reported as NaN; linear programs are solved only for cells that need a given width.
 """
 
 from __future__ import annotations
@@ -78,7 +86,7 @@ class SuppressionAudit(Result):
             "n_suppressed": int(self.cells.shape[0]),
             "n_unsafe": self.n_unsafe,
             "passed": self.passed,
-            "min_width": float(np.min(self.upper - self.lower)) if self.cells.size else float("nan"),
+            "min_width": float(np.nanmin(self.upper - self.lower)) if np.isfinite(self.upper - self.lower).any() else float("nan"),
         }
 
     def _title(self) -> str:
@@ -93,6 +101,7 @@ def audit_suppression(
     *,
     required: Any = None,
     upper_bound: float | None = None,
+    inner: Any = None,
     tol: float = 1e-7,
 ) -> SuppressionAudit:
     """Intervals of every suppressed cell of ``release`` from everything it publishes.
@@ -106,6 +115,10 @@ def audit_suppression(
         must only have positive width).
     upper_bound : float, optional
         A known upper bound on every inner cell (default none).
+    inner : array over the publication's inner cells, optional
+        Their true values (``release.inner_original`` when it is set).  When all are positive and
+        there is no ``upper_bound``, cells that need only a positive width are decided without linear
+        programs (module notes); their ``lower`` and ``upper`` are NaN.
     tol : float
         Tolerance of the comparisons.
 
@@ -147,7 +160,27 @@ def audit_suppression(
     bounds = (0, upper_bound)
     lower = np.zeros(hidden.shape[0])
     upper = np.zeros(hidden.shape[0])
+    req = need[hidden]
+    inner = release.inner_original if inner is None else inner
+    by_span = np.zeros(hidden.shape[0], dtype=bool)
+    if inner is not None and upper_bound is None:
+        inner = np.asarray(inner, dtype=np.float64)
+        if inner.shape != (pub.n_inner,):
+            raise DataError(f"inner must hold the publication's {pub.n_inner} inner cells. Got shape {inner.shape}.")
+        if np.all(inner > 0):
+            by_span = req == 0
+    if by_span.any():
+        from ..mechanisms import in_published_span
+
+        determined = in_published_span(Xc, shown, hidden[by_span])
+        lower[by_span] = np.nan
+        upper[by_span] = np.nan
+        # a determined cell's interval is its value; an undetermined one has positive width
+        lower[np.flatnonzero(by_span)[determined]] = np.asarray(release.original, dtype=np.float64)[hidden[by_span][determined]]
+        upper[np.flatnonzero(by_span)[determined]] = lower[np.flatnonzero(by_span)[determined]]
     for i, j in enumerate(hidden):
+        if by_span[i]:
+            continue
         c = np.asarray(Xc[:, j].todense()).reshape(-1)
         lo = linprog(c, A_eq=A, b_eq=b, bounds=bounds, method="highs")
         hi = linprog(-c, A_eq=A, b_eq=b, bounds=bounds, method="highs")
@@ -156,11 +189,11 @@ def audit_suppression(
         lower[i] = lo.fun if lo.status == 0 else 0.0
         upper[i] = -hi.fun if hi.status == 0 else np.inf
     value = np.asarray(release.original, dtype=np.float64)[hidden]
-    req = need[hidden]
     width = upper - lower
     safe = np.where(
         req > 0,
         (upper - value >= req - tol) & (value - lower >= req - tol),
         width > tol,
     )
+    safe[by_span] = np.isnan(width[by_span])
     return SuppressionAudit(release, hidden.astype(np.int64), lower, upper, req.copy(), safe)
