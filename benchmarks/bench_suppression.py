@@ -4,7 +4,7 @@
 categories are rare), published as all 2-way margins ``(geo+sex+age+edu+occ+cob)^2``, frequency
 rule maxN = 2 (counts 1..2 primary), zeros neither primary nor secondary.  Both run on the same
 frequency table (CSV); times are in the call (R: ``SuppressSmallCounts``; cellsafe: publication,
-primary and secondary suppression).  Reports suppressed cells of each, whether cellsafe's pattern
+primary and secondary suppression), peak memory is the process's (``ru_maxrss``; R in its own process).  Reports suppressed cells of each, whether cellsafe's pattern
 passes the audit (every suppressed cell's interval of positive width), and the time ratio.
 R is skipped with a message when Rscript or GaussSuppression is missing.
 
@@ -33,8 +33,8 @@ t0 <- proc.time()[["elapsed"]]
 out <- SuppressSmallCounts(data = d, maxN = 2, freqVar = "n", formula = ~(geo + sex + age + edu + occ + cob)^2,
                            protectZeros = FALSE, secondaryZeros = FALSE, printInc = FALSE)
 t1 <- proc.time()[["elapsed"]]
-cat(sprintf("%d %d %d %.3f %s\\n", nrow(out), sum(out$primary), sum(out$suppressed), t1 - t0,
-            packageVersion("GaussSuppression")))
+cat(sprintf("%d %d %d %.3f %s %s\\n", nrow(out), sum(out$primary), sum(out$suppressed), t1 - t0,
+            packageVersion("GaussSuppression"), packageVersion("SSBtools")))
 """
 
 
@@ -65,20 +65,31 @@ def main(n: int = 1_000_000) -> None:
         [res] = CellSuppression("(geo+sex+age+edu+occ+cob)^2", rules=["freq<=2"]).sample(table)
         ours = time.perf_counter() - t0
         n_prim = int((res.suppression == "primary").sum())
-        print(f"  cellsafe: {res.n_published:,} published cells, {n_prim} primary, {res.n_suppressed} suppressed, {ours:.2f} s")
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+        print(f"  cellsafe {cellsafe.__version__}: {res.n_published:,} published cells, {n_prim} primary, "
+              f"{res.n_suppressed} suppressed, {ours:.2f} s, peak {peak:.2f} GB")
         t0 = time.perf_counter()
-        audit = audit_suppression(res)
+        audit = audit_suppression(res, inner=res.publication.inner_counts(table))
         print(f"  audit: {audit!r} ({time.perf_counter() - t0:.1f} s)")
         if shutil.which("Rscript") is None:
             print("  R skipped: Rscript not found")
             return
         (folder / "gs.R").write_text(R_SCRIPT)
-        proc = subprocess.run(["Rscript", str(folder / "gs.R"), str(folder / "table.csv")], capture_output=True, text=True)
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "MAXRSS %M", "Rscript", str(folder / "gs.R"), str(folder / "table.csv")]
+            if Path("/usr/bin/time").exists() else ["Rscript", str(folder / "gs.R"), str(folder / "table.csv")],
+            capture_output=True, text=True,
+        )
         if proc.returncode != 0:
             print(f"  R skipped: GaussSuppression failed or is not installed ({proc.stderr.strip()[-200:]})")
             return
-        n_cells, r_prim, r_supp, r_time, version = proc.stdout.split()[-5:]
-        print(f"  GaussSuppression {version}: {int(n_cells):,} cells, {r_prim} primary, {r_supp} suppressed, {float(r_time):.2f} s")
+        n_cells, r_prim, r_supp, r_time, version, ssb = proc.stdout.split()[-6:]
+        rss = [ln.split()[1] for ln in proc.stderr.splitlines() if ln.startswith("MAXRSS")]
+        r_mem = f", peak {int(rss[-1]) / 1e6:.2f} GB" if rss else ""
+        print(f"  GaussSuppression {version} (SSBtools {ssb}): {int(n_cells):,} cells, {r_prim} primary, {r_supp} suppressed, "
+              f"{float(r_time):.2f} s{r_mem}")
         print(f"  suppressed cells cellsafe / GaussSuppression: {res.n_suppressed / max(1, int(r_supp)):.3f}; "
               f"time ratio GaussSuppression / cellsafe: {float(r_time) / ours:.1f}x")
     finally:
