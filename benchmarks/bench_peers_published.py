@@ -90,7 +90,7 @@ def cell_key_method(folder: Path) -> None:
         formula = ":".join(names) + " - 1"
         t_cs, m_cs, _ = run_process(
             [*CLI, "publish", records, "--variables", ",".join(names), "--formula", formula, "--method", "ckm",
-             "--ptable", PTABLE, "--record-key", "record_key", "--output", ours, "--quiet"], 3)
+             "--ptable", PTABLE, "--record-key", "record_key", "--output", ours, "--overwrite", "--quiet"], 3)
         same = _same_release(ours, theirs, names)
         ckm = CellKeyMethod(PTable.read(PTABLE), formula)
         call_cs = min(timed(ckm.perturb, data, variables=names, record_key="record_key")[1] for _ in range(3))
@@ -133,7 +133,7 @@ def small_count_rounding(folder: Path) -> None:
     ours = folder / "scr.csv"
     t_cs, m_cs, _ = run_process(
         [*CLI, "publish", records, "--variables", ",".join(SCR_SIZES), "--formula", SCR_FORMULA, "--method", "scr",
-         "--base", 3, "--seed", 1, "--output", ours, "--quiet"], 2)
+         "--base", 3, "--seed", 1, "--output", ours, "--overwrite", "--quiet"], 2)
     n_cs = len(pd.read_csv(ours))
     call_r = err.strip().splitlines()[-1] if err.strip() else "?"
     print(f"  whole process cellsafe {t_cs:.1f} s ({m_cs:.0f} MB, {n_cs:,} published cells), R {t_r:.1f} s "
