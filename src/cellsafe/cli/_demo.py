@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from ._common import EXAMPLES_FORMATTER
+from ._common import EXAMPLES_FORMATTER, add_quiet_option, progress_from_args
 
 _EXAMPLES = """\
 examples:
@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", metavar="DIR", default=None, help="also write the synthetic tables there (CSV)")
     p.add_argument("--sigma", type=float, default=1.0, help="NBI dispersion (default 1)")
     p.add_argument("-m", type=int, default=2, dest="m", help="number of implicates (default 2)")
+    add_quiet_option(p, summary=False)
     p.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
     p.set_defaults(func=run)
 
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     table = esc_like()
     t1 = time.perf_counter()
-    tables = synth.sample(table, m=args.m, rng=args.seed, progress=True)
+    tables = synth.sample(table, m=args.m, rng=args.seed, progress=progress_from_args(args))
     t2 = time.perf_counter()
     expected = apriori.tau(table, synth, k=[1]).loc[1]
     observed = metrics.tau(table, tables, k=[1]).loc[1]
