@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from _json_compare import assert_same_numbers
+
 from cellsafe.cli.main import main
 
 pytestmark = pytest.mark.slow
-
-
-def _same(a, b, path=""):
-    if isinstance(b, dict):
-        for key, value in b.items():
-            _same(a[key], value, f"{path}.{key}")
-    elif isinstance(b, list):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(b, float) and not math.isfinite(b):
-        assert a is None, path
-    elif isinstance(b, float):
-        assert a == pytest.approx(b, rel=1e-12, abs=1e-15), path
-    else:
-        assert a == b, path
 
 
 def test_microdata_release_numbers_equal_evaluate_microdata(tmp_path, capsys):
@@ -55,9 +40,9 @@ def test_microdata_release_numbers_equal_evaluate_microdata(tmp_path, capsys):
     ref = json.loads(capsys.readouterr().out)
     assert entry["m"] == 2
     for key in ("pmse", "pmse_ratio", "auc", "regression"):
-        _same(entry["evaluation"]["utility"][key], ref["utility"][key], key)
+        assert_same_numbers(entry["evaluation"]["utility"][key], ref["utility"][key], key)
     for key in ("DiSCO", "DiSCO_chance", "TCAP", "baseCAPd", "repU", "DiO"):
-        _same(entry["evaluation"]["risk"][key], ref["risk"][key], key)
+        assert_same_numbers(entry["evaluation"]["risk"][key], ref["risk"][key], key)
     html = out.read_text()
     assert html.count("<svg") == 3  # one-way distributions, propensity scores, CI overlap
     assert "all 2 implicates" in html
