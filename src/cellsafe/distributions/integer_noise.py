@@ -27,6 +27,7 @@ from .._random import RNGLike, as_generator
 from .._validation import check_integer, check_real
 from ..exceptions import InvalidArgumentError
 from . import _exact
+from ._base import _as_float_array, _out
 from ._exact import NoiseOverflowError
 
 __all__ = ["DiscreteLaplace", "DiscreteGaussian", "NoiseOverflowError"]
@@ -45,20 +46,10 @@ def _as_fraction(value: Any) -> Fraction:
 
 def _integer_array(x: Any, owner: str) -> tuple[np.ndarray, np.ndarray, bool]:
     """``x`` as a float array, its integer mask, and whether it was a scalar."""
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(
-            f"The 'x' argument of {owner} must be numeric (an integer or an array of integers). "
-            f"Got {type(x).__name__} instead."
-        ) from None
+    arr = _as_float_array(x, "x", owner)
     if np.isnan(arr).any():
         raise InvalidArgumentError(f"The 'x' argument of {owner} must not be NaN.")
     return arr, (arr == np.floor(arr)) & np.isfinite(arr), arr.ndim == 0
-
-
-def _out(values: np.ndarray, scalar: bool) -> Any:
-    return float(values.reshape(())) if scalar else values
 
 
 def _size(size: Any, owner: str) -> tuple[int, Any]:
