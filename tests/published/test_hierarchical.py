@@ -130,3 +130,19 @@ def test_released_frame_of_a_hierarchical_publication_aligns_back():
     [res] = cellsafe.CellKeyMethod(cellsafe.PTable.generate(D=3, V=1.5), pub).sample(table, rng=3)
     frame = res.to_frame().sample(frac=1.0, random_state=0)  # any row order
     assert_array_equal(pub.align(frame), res.released)
+
+
+def test_two_hierarchies_on_one_variable_with_overlapping_groups():
+    """A geography with administrative levels and a second, non-nested grouping (m5 is in both zones)."""
+    table, h = _table()
+    zones = Hierarchy.from_groups(
+        {"coast": ["m1", "m5", "m7"], "inland": ["m2", "m3", "m4", "m5", "m6"]}, list(GEO["municipality"]), level="zone"
+    )
+    pub = Publication.from_formula(table, "region*age + zone*age", hierarchies={"geo": [h, zones]})
+    z = pub.frame(pub.aggregate(table)).set_index(["geo", "age"])["count"]
+    assert z["coast", "young"] == COUNTS[[0, 4, 6], 0].sum() and z["inland", "Total"] == COUNTS[1:6].sum()
+    [rounded] = cellsafe.SmallCountRounding(pub, base=3).sample(table, rng=1)
+    assert pub.additivity_error(rounded.released) < 1e-9
+    [suppressed] = cellsafe.mechanisms.CellSuppression(pub, rules=["freq<=14"]).sample(table)
+    assert (suppressed.suppression == "primary").sum() > 0
+    assert audit_suppression(suppressed).passed
