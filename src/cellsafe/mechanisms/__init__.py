@@ -21,6 +21,7 @@ from .rounding import SmallCountRounding, round_small_counts
 from .saturated import SaturatedSynthesizer
 from .suppression import CellSuppression, suppress_cells
 from ._gauss import in_published_span
+from ._intervals import cell_intervals, protect_intervals, protection_met
 from ._primary import Rule, parse_rule
 from ._spec import make_mechanism, mechanism_family, mechanism_names, mechanism_spec, parse_spec
 
@@ -49,5 +50,8 @@ __all__ = [
     "Rule",
     "parse_rule",
     "in_published_span",
+    "cell_intervals",
+    "protect_intervals",
+    "protection_met",
     "round_small_counts",
 ]

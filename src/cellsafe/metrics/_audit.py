@@ -5,8 +5,10 @@ suppressed cell by two linear programs over the inner cells y >= 0 with ``X_P^T 
 published cells P): the minimum and the maximum of the suppressed cell's ``x_j^T y``.  A cell is
 unsafe when its interval is narrower than the protection it needs: any positive width for a
 frequency-rule cell (so it is not computed exactly), and for dominance rules the upper and lower
-protection given per cell (Hundepool et al. 2012, section 4.3).  The linear programs are solved by
-scipy's HiGHS.  Works on any release with NaN cells (suppression, or the cell key method's threshold).
+protection given per cell (Hundepool et al. 2012, section 4.3), the lower one capped at the cell's
+value since no attacker's lower bound falls below 0.  The linear programs are solved by scipy's
+HiGHS in :func:`cellsafe.mechanisms.cell_intervals`, the same code cell suppression uses to reach
+the protection it promises.  Works on any release with NaN cells (suppression, or the cell key method's threshold).
 
 A cheaper argument comes first where it is exact: when every inner cell's true value is known to be
 strictly positive (pass ``inner``) and there is no upper bound, the true inner cells are an interior
@@ -28,6 +30,7 @@ import scipy.sparse as sp
 
 from .._results import Result
 from ..exceptions import DataError, InvalidArgumentError
+from ..mechanisms import cell_intervals, in_published_span, protection_met
 from ..published import PublishedTable
 
 __all__ = ["SuppressionAudit", "audit_suppression"]
@@ -47,8 +50,8 @@ class SuppressionAudit(Result):
     required : ndarray of float64
         The protection each needs on both sides (0: only that it is not exact).
     safe : ndarray of bool
-        ``upper - value >= required`` and ``value - lower >= required`` (and width > 0 when
-        nothing more is required).
+        ``upper - value >= required`` and ``value - lower >= min(required, value)`` (and width > 0
+        when nothing more is required), each up to ``tol * max(1, |value|)``.
     """
 
     release: PublishedTable = field(repr=False)
@@ -120,7 +123,7 @@ def audit_suppression(
         there is no ``upper_bound``, cells that need only a positive width are decided without linear
         programs (module notes); their ``lower`` and ``upper`` are NaN.
     tol : float
-        Tolerance of the comparisons.
+        Relative tolerance of the comparisons (times ``max(1, |value|)``).
 
     Returns
     -------
@@ -143,8 +146,6 @@ def audit_suppression(
     >>> audit_suppression(res).to_frame()[["a", "b", "lower", "upper"]].values.tolist()[0]
     ['x', 'u', 0.0, 7.0]
     """
-    from scipy.optimize import linprog
-
     if not isinstance(release, PublishedTable):
         raise InvalidArgumentError(f"audit_suppression needs a PublishedTable. Got {type(release).__name__}.")
     pub = release.publication
@@ -155,9 +156,6 @@ def audit_suppression(
     if np.any(need < 0):
         raise DataError("required protection must be non-negative.")
     Xc = sp.csc_matrix(pub.X)
-    A = Xc[:, shown].T.tocsr()
-    b = released[shown]
-    bounds = (0, upper_bound)
     lower = np.zeros(hidden.shape[0])
     upper = np.zeros(hidden.shape[0])
     req = need[hidden]
@@ -170,30 +168,16 @@ def audit_suppression(
         if np.all(inner > 0):
             by_span = req == 0
     if by_span.any():
-        from ..mechanisms import in_published_span
-
         determined = in_published_span(Xc, shown, hidden[by_span])
         lower[by_span] = np.nan
         upper[by_span] = np.nan
         # a determined cell's interval is its value; an undetermined one has positive width
         lower[np.flatnonzero(by_span)[determined]] = np.asarray(release.original, dtype=np.float64)[hidden[by_span][determined]]
         upper[np.flatnonzero(by_span)[determined]] = lower[np.flatnonzero(by_span)[determined]]
-    for i, j in enumerate(hidden):
-        if by_span[i]:
-            continue
-        c = np.asarray(Xc[:, j].todense()).reshape(-1)
-        lo = linprog(c, A_eq=A, b_eq=b, bounds=bounds, method="highs")
-        hi = linprog(-c, A_eq=A, b_eq=b, bounds=bounds, method="highs")
-        if lo.status == 2 or hi.status == 2:
-            raise DataError("the published values admit no non-negative inner cells; is this release additive?")
-        lower[i] = lo.fun if lo.status == 0 else 0.0
-        upper[i] = -hi.fun if hi.status == 0 else np.inf
+    lp = np.flatnonzero(~by_span)
+    lower[lp], upper[lp] = cell_intervals(Xc, released, hidden[lp], upper_bound=upper_bound)
     value = np.asarray(release.original, dtype=np.float64)[hidden]
-    width = upper - lower
-    safe = np.where(
-        req > 0,
-        (upper - value >= req - tol) & (value - lower >= req - tol),
-        width > tol,
-    )
-    safe[by_span] = np.isnan(width[by_span])
+    safe_low, safe_up = protection_met(value, lower, upper, req, tol)
+    safe = safe_low & safe_up
+    safe[by_span] = np.isnan(upper[by_span] - lower[by_span])
     return SuppressionAudit(release, hidden.astype(np.int64), lower, upper, req.copy(), safe)
