@@ -8,19 +8,35 @@ sensitive on their own (:mod:`~cellsafe.mechanisms._primary`: the frequency rule
 computed from what is published, over the whole publication at once, so that every crossing and
 hierarchy level is protected together.  The candidates are offered for publication in a documented
 priority (largest first, empty cells first), so the pattern is the same on every run.
+
+Two further steps keep the promise a magnitude table's rules make (both on by default there):
+
+- *singletons* (:mod:`~cellsafe.mechanisms._singleton`): a contributor alone in a withheld cell
+  knows it, so no other contributor's primary may be computable from the published cells and that
+  contributor's own; and two primaries of one contributor must not give away their sum;
+- *protection levels* (:mod:`~cellsafe.mechanisms._intervals`): every p% or (n, k) primary's
+  interval, as an attacker computes it from the published cells and non-negativity, reaches its
+  required upper and lower protection; cells are withheld until it does.
+
+The steps only ever withhold more cells, and withholding more never narrows an interval nor adds
+to anyone's knowledge, so each keeps what the earlier ones guaranteed; they repeat until neither
+withholds anything new.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
+import scipy.sparse as sp
 
 from .._params import Param
 from .._random import RNGLike
 from .._registry import register
 from .._validation import check_integer
-from ..exceptions import DataError, InvalidArgumentError
+from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError
 from ..published import (
     MagnitudeTable,
     Publication,
@@ -32,9 +48,11 @@ from ..published import (
 from ..table import CountTable, Hierarchy, check_table
 from ._base import Mechanism
 from ._gauss import candidate_order, gauss_secondary
+from ._intervals import protect_intervals
 from ._primary import Rule, parse_rule
+from ._singleton import singleton_secondary, sole_contributors_of_counts, virtual_primaries
 
-__all__ = ["CellSuppression", "suppress_cells"]
+__all__ = ["CellSuppression", "suppress_cells", "cell_mask"]
 
 
 def suppress_cells(
@@ -48,33 +66,141 @@ def suppress_cells(
     protect_zeros: bool = False,
     secondary_zeros: bool = False,
     priority: str = "count",
+    intervals: bool = False,
+    singletons: bool = False,
+    sole: np.ndarray | None = None,
+    inner_values: np.ndarray | None = None,
+    forced: np.ndarray | None = None,
+    hidden: np.ndarray | None = None,
 ) -> np.ndarray:
     """Suppression status of every published cell: ``'primary'``, ``'secondary'`` or ``''``.
 
     ``counts`` are the published frequencies; for a magnitude table also ``values`` (sums),
     ``top`` (largest contributions) and ``n_contributors`` (the frequency rule then counts
     contributors).  ``priority`` is what candidates are ordered by, largest first: 'count' or
-    'value'.
+    'value'.  ``intervals`` widens the primaries' intervals to their protection (needs
+    ``values``, or uses ``counts``; ``inner_values`` tells whether a positive width needs linear
+    programs); ``singletons`` needs ``sole``, each cell's single contributor (-1 for none or
+    several).  ``forced`` cells are published (a primary among them is an error), ``hidden`` ones
+    withheld (status 'secondary' unless primary); both bool arrays over the published cells.
     """
     parsed = [parse_rule(r) for r in rules]
     counts = np.asarray(counts)
+    n = counts.shape[0]
     freq = np.asarray(n_contributors) if n_contributors is not None else counts
-    primary = np.zeros(counts.shape[0], dtype=bool)
+    primary = np.zeros(n, dtype=bool)
+    required = np.zeros(n)
     for rule in parsed:
         if rule.needs_contributions and (values is None or top is None):
             raise InvalidArgumentError(
                 f"rule {str(rule)!r} needs a magnitude table (a value and its contributions); frequency tables take "
                 "'freq<=N' rules."
             )
-        primary |= rule.sensitive(freq, values, top, protect_zeros)
+        flagged = rule.sensitive(freq, values, top, protect_zeros)
+        primary |= flagged
+        need = rule.protection(values, top)
+        if need is not None:
+            required = np.where(flagged, np.maximum(required, need), required)
+    forced = np.zeros(n, dtype=bool) if forced is None else np.asarray(forced, dtype=bool)
+    hidden = np.zeros(n, dtype=bool) if hidden is None else np.asarray(hidden, dtype=bool) & ~forced
+    if np.any(forced & primary):
+        raise InvalidArgumentError(
+            f"{int(np.sum(forced & primary))} forced cell(s) are primary suppressions (the first is published cell "
+            f"{int(np.flatnonzero(forced & primary)[0])}); a sensitive cell cannot be published: drop it from forced."
+        )
     weight = values if (priority == "value" and values is not None) else counts
     order = candidate_order(X, weight, zeros_first=not secondary_zeros)
-    order = order[~primary[order]]
-    secondary, _exposed = gauss_secondary(X, primary, order)
-    status = np.full(counts.shape[0], "", dtype=object)
+    virtual = None
+    XV = X
+    if singletons:
+        if sole is None:
+            raise InvalidArgumentError("singleton protection needs each cell's single contributor (sole=...).")
+        virtual = virtual_primaries(X, primary, sole)
+        if virtual[0].shape[1]:
+            XV = sp.hstack([sp.csc_matrix(X), virtual[0]]).tocsc()
+    n_virtual = XV.shape[1] - n
+    extra = np.zeros(n_virtual, dtype=bool)
+    offer = order[~primary[order] & ~hidden[order]]
+    secondary, exposed = gauss_secondary(XV, np.r_[primary, ~extra], offer, forced=np.r_[forced, extra])
+    suppressed = primary | hidden | secondary[:n]
+    exposed = exposed[:n]
+    measure = np.asarray(values if values is not None else counts, dtype=np.float64)
+    positive_inner = inner_values is not None and bool(np.all(np.asarray(inner_values) > 0))
+    # a positive width follows from the elimination when every inner value is positive (the audit's span test)
+    check = np.flatnonzero(primary & ((required > 0) | (not positive_inner)))
+    # the largest protection first: what it withholds often covers the smaller ones
+    check = check[np.lexsort((check, -required[check]))]
+    unresolved = np.zeros(n, dtype=bool)
+    for _ in range(n + 1):  # each round withholds a new cell or stops
+        before = suppressed.copy()
+        if singletons:
+            suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual)
+            exposed |= lost
+        if intervals and check.size:
+            suppressed, unresolved, _ = protect_intervals(
+                X, measure, suppressed, required, check, allowed=~forced, cost=np.asarray(weight, dtype=np.float64)
+            )
+        if not (singletons and intervals) or np.array_equal(before, suppressed):
+            break
+    if exposed.any() or unresolved.any():
+        bad = np.flatnonzero(exposed | unresolved)
+        warnings.warn(
+            f"{bad.size} primary cell(s) cannot be fully protected: the forced cells (with a contributor's own cells) "
+            f"determine them or hold their intervals (the first is published cell {int(bad[0])}); force fewer cells.",
+            CellsafeWarning,
+            stacklevel=2,
+        )
+    status = np.full(n, "", dtype=object)
+    status[suppressed] = "secondary"
     status[primary] = "primary"
-    status[secondary] = "secondary"
     return status
+
+
+def cell_mask(publication: Publication, cells: Any, name: str) -> np.ndarray:
+    """A bool array over the published cells from a mask, positions, or a frame of cell labels.
+
+    A frame (or a list of dicts) names cells by their variables' categories or aggregate codes; a
+    variable it leaves out is the publication's total label (``'Total'``).
+
+    Examples
+    --------
+    >>> from cellsafe.table import CountTable, Variable
+    >>> t = CountTable.from_dense(np.array([[1, 9], [7, 8]]), [Variable("a", ["x", "y"]), Variable("b", ["u", "v"])])
+    >>> pub = publication_for(t, "a*b")
+    >>> cell_mask(pub, [{"a": "x", "b": "v"}, {"a": "y"}], "forced").nonzero()[0].tolist()
+    [2, 6]
+    """
+    n = publication.n_published
+    if cells is None:
+        return np.zeros(n, dtype=bool)
+    if isinstance(cells, (list, tuple)) and cells and isinstance(cells[0], Mapping):
+        cells = pd.DataFrame(list(cells))
+    if isinstance(cells, pd.DataFrame):
+        unknown = [c for c in cells.columns if c not in publication.names]
+        if unknown:
+            raise InvalidArgumentError(
+                f"The '{name}' cells name column {unknown[0]!r}, which is not a variable of the publication "
+                f"({publication.names})."
+            )
+        frame = cells.astype(object).copy()
+        for v in publication.names:
+            if v not in frame.columns:
+                frame[v] = publication.total_label
+        frame = frame.fillna(publication.total_label)
+        frame["__listed"] = 1.0
+        return ~np.isnan(publication.align(frame, count="__listed"))
+    arr = np.asarray(cells)
+    if arr.dtype == bool:
+        if arr.shape != (n,):
+            raise InvalidArgumentError(f"The '{name}' mask must have one entry per published cell ({n}). Got shape {arr.shape}.")
+        return arr.copy()
+    if arr.size and (not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= n):
+        raise InvalidArgumentError(
+            f"The '{name}' cells must be a bool mask, positions in 0..{n - 1}, or a frame of cell labels. Got {cells!r}."
+        )
+    out = np.zeros(n, dtype=bool)
+    out[arr.astype(np.int64)] = True
+    return out
 
 
 @register("mechanism", "suppress")
@@ -96,7 +222,25 @@ class CellSuppression(Mechanism):
         first, since a suppressed zero protects nothing once counts are known non-negative).
     priority : {'count', 'value'}, default 'count'
         Candidates are offered for publication largest first by this measure, so the smallest cells
-        are the secondary suppressions; ties by position.
+        are the secondary suppressions; ties by position.  It is also the cost of the cells withheld
+        for protection levels.
+    intervals : bool, optional
+        Widen every primary's interval to the protection its rule requires (linear programs, see
+        :func:`~cellsafe.mechanisms.protect_intervals`): the p% rule's
+        ``(p/100) x1 - (total - x1 - x2)`` and the (n, k) rule's ``(100/k) (x1 + ... + xn) - total``
+        above and below the value (below: at most down to 0).  Default (None): on for magnitude
+        tables with a p% or (n, k) rule, off otherwise, where a frequency-rule cell needs only that
+        it is not computable exactly.
+    singletons : bool, optional
+        Protect against a contributor alone in a withheld cell (module notes of
+        :mod:`~cellsafe.mechanisms._singleton`).  Default (None): on for magnitude tables, off for
+        frequency tables (where the record of a count of 1 is the contributor).
+    forced : optional
+        Cells published whatever happens: a bool mask or positions over the published cells, or a
+        frame (or list of dicts) of cell labels such as ``[{"region": "N", "sector": "Total"}]``
+        (a variable left out is ``Total``).  A forced primary is an error.
+    hidden : optional
+        Cells withheld whatever happens (as ``forced``); reported as ``'secondary'``.
 
     Notes
     -----
@@ -104,7 +248,10 @@ class CellSuppression(Mechanism):
     cells): candidates are published one by one unless that makes a primary cell a linear
     combination of published cells.  It guarantees that no primary cell is computable exactly;
     :func:`cellsafe.metrics.audit_suppression` computes the intervals an attacker gets when counts
-    are also known to be non-negative.  Deterministic: ``rng`` is accepted and ignored.
+    are also known to be non-negative; with ``intervals`` every primary passes it with the required
+    widths.  Forced and hidden cells are sdcTable's and tau-Argus's "status: safe/unsafe by the
+    user": forced cells are offered for publication first and never withheld; hidden cells are
+    never offered.  Deterministic: ``rng`` is accepted and ignored.
 
     Examples
     --------
@@ -123,6 +270,10 @@ class CellSuppression(Mechanism):
         Param("protect_zeros", kind="choice", choices=(False, True), default=False, doc="suppress empty cells"),
         Param("secondary_zeros", kind="choice", choices=(False, True), default=False, doc="zeros as secondaries"),
         Param("priority", kind="choice", choices=("count", "value"), default="count", doc="candidate order"),
+        Param("intervals", kind="choice", choices=(None, False, True), default=None, doc="protection levels by LP"),
+        Param("singletons", kind="choice", choices=(None, False, True), default=None, doc="singleton protection"),
+        Param("forced", kind="object", default=None, doc="cells always published"),
+        Param("hidden", kind="object", default=None, doc="cells always withheld"),
     )
 
     def __init__(
@@ -133,12 +284,20 @@ class CellSuppression(Mechanism):
         protect_zeros: bool = False,
         secondary_zeros: bool = False,
         priority: str = "count",
+        intervals: bool | None = None,
+        singletons: bool | None = None,
+        forced: Any = None,
+        hidden: Any = None,
     ) -> None:
         self.publication = publication
         self.rules = rules
         self.protect_zeros = protect_zeros
         self.secondary_zeros = secondary_zeros
         self.priority = priority
+        self.intervals = intervals
+        self.singletons = singletons
+        self.forced = forced
+        self.hidden = hidden
         self._check_params()
         check_publication_spec(publication, "CellSuppression")
         if isinstance(rules, (str, Rule)) or not len(rules):
@@ -156,8 +315,20 @@ class CellSuppression(Mechanism):
         m = check_integer(m, "m", owner, low=1)
         pub = publication_for(table, self.publication)
         original = pub.aggregate(table)
+        inner = pub.inner_counts(table)
+        singletons = bool(self.singletons)
         status = suppress_cells(
-            pub.X, original, self.rules_, protect_zeros=bool(self.protect_zeros), secondary_zeros=bool(self.secondary_zeros)
+            pub.X,
+            original,
+            self.rules_,
+            protect_zeros=bool(self.protect_zeros),
+            secondary_zeros=bool(self.secondary_zeros),
+            intervals=bool(self.intervals),
+            singletons=singletons,
+            sole=sole_contributors_of_counts(pub.X, inner) if singletons else None,
+            inner_values=inner,
+            forced=cell_mask(pub, self.forced, "forced"),
+            hidden=cell_mask(pub, self.hidden, "hidden"),
         )
         return [self._result(pub, original, status, "count") for _ in range(m)]
 
@@ -194,8 +365,16 @@ class CellSuppression(Mechanism):
         top = mt.top
         if top.shape[1] < n:
             raise InvalidArgumentError(f"the rules need the {n} largest contributions; build the MagnitudeTable with n_top={n}.")
+        intervals = any(r.needs_contributions for r in self.rules_) if self.intervals is None else bool(self.intervals)
+        singletons = True if self.singletons is None else bool(self.singletons)
+        if singletons and mt.largest is None:
+            raise InvalidArgumentError(
+                "singleton protection needs each cell's largest contributor; build the MagnitudeTable with "
+                "magnitude_table(...) or pass singletons=False."
+            )
+        pub = mt.publication
         status = suppress_cells(
-            mt.publication.X,
+            pub.X,
             mt.counts,
             self.rules_,
             values=mt.values,
@@ -204,6 +383,12 @@ class CellSuppression(Mechanism):
             protect_zeros=bool(self.protect_zeros),
             secondary_zeros=bool(self.secondary_zeros),
             priority=self.priority,
+            intervals=intervals,
+            singletons=singletons,
+            sole=np.where(mt.n_contributors == 1, mt.largest, -1) if singletons else None,
+            inner_values=mt.inner_values,
+            forced=cell_mask(pub, self.forced, "forced"),
+            hidden=cell_mask(pub, self.hidden, "hidden"),
         )
         return self._result(mt.publication, mt.values, status, mt.value)
 

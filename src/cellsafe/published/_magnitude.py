@@ -27,8 +27,8 @@ __all__ = ["MagnitudeTable", "magnitude_table", "top_contributions"]
 
 
 def top_contributions(
-    X: sp.spmatrix, inner_row: np.ndarray, contributor: np.ndarray, values: np.ndarray, n: int = 2
-) -> tuple[np.ndarray, np.ndarray]:
+    X: sp.spmatrix, inner_row: np.ndarray, contributor: np.ndarray, values: np.ndarray, n: int = 2, *, ids: bool = False
+) -> tuple[np.ndarray, ...]:
     """The ``n`` largest contributions to each published cell and its number of contributors.
 
     Parameters
@@ -38,6 +38,8 @@ def top_contributions(
         One entry per (inner cell, contributor) with the contributor's value in that cell.
     n : int
         How many of the largest contributions to keep.
+    ids : bool, default False
+        Also return who the largest contributor of each cell is.
 
     Returns
     -------
@@ -45,6 +47,9 @@ def top_contributions(
         Largest contributions first; 0 where a cell has fewer contributors.
     n_contributors : ndarray of int64
         Distinct contributors of each published cell (with a non-zero or zero value).
+    largest : ndarray of int64
+        With ``ids``: the contributor of each cell's largest contribution (ties: the smallest
+        contributor number), -1 for a cell without contributors.
 
     Examples
     --------
@@ -73,14 +78,19 @@ def top_contributions(
     cell_u = key[start] // n_who
     val_u = np.add.reduceat(val, start) if key.size else val
     n_contributors = np.bincount(cell_u, minlength=n_pub).astype(np.int64)
-    order = np.lexsort((-val_u, cell_u))
-    cell_u, val_u = cell_u[order], val_u[order]
+    who_u = key[start] % n_who
+    order = np.lexsort((who_u, -val_u, cell_u))
+    cell_u, val_u, who_u = cell_u[order], val_u[order], who_u[order]
     begin = np.r_[0, np.cumsum(n_contributors)[:-1]]
     rank = np.arange(cell_u.shape[0]) - begin[cell_u]
     top = np.zeros((n_pub, n))
     keep = rank < n
     top[cell_u[keep], rank[keep]] = val_u[keep]
-    return top, n_contributors
+    if not ids:
+        return top, n_contributors
+    largest = np.full(n_pub, -1, dtype=np.int64)
+    largest[cell_u[rank == 0]] = who_u[rank == 0]
+    return top, n_contributors, largest
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,6 +112,11 @@ class MagnitudeTable:
         The two largest contributions of each cell.
     value : str
         The name of the summed variable.
+    largest : ndarray of int64, optional
+        The contributor (a number) of each cell's largest contribution, -1 for none: with
+        ``n_contributors == 1``, who alone knows the cell (the singleton problem of suppression).
+    inner_values : ndarray of float64, optional
+        The sums at the inner cells (rows of X).
     """
 
     publication: Publication = field(repr=False)
@@ -111,6 +126,8 @@ class MagnitudeTable:
     n_contributors: np.ndarray = field(repr=False)
     top: np.ndarray = field(repr=False)
     value: str = "value"
+    largest: np.ndarray | None = field(default=None, repr=False)
+    inner_values: np.ndarray | None = field(default=None, repr=False)
 
     def means(self) -> np.ndarray:
         """Mean value per record in each published cell (NaN for empty cells)."""
@@ -183,7 +200,7 @@ def magnitude_table(
     if np.any(row >= pub.n_inner) or np.any(pub.inner_index[np.minimum(row, pub.n_inner - 1)] != flat):
         raise DataError(f"some records of {names} fall outside the publication's inner cells.")
     inner_values = np.bincount(row, weights=contrib.values, minlength=pub.n_inner)
-    top, n_contributors = top_contributions(pub.X, row, contrib.contributor, contrib.values, n=n_top)
+    top, n_contributors, largest = top_contributions(pub.X, row, contrib.contributor, contrib.values, n=n_top, ids=True)
     return MagnitudeTable(
         publication=pub,
         table=table,
@@ -192,4 +209,6 @@ def magnitude_table(
         n_contributors=n_contributors,
         top=top,
         value=value,
+        largest=largest,
+        inner_values=inner_values,
     )

@@ -1,0 +1,209 @@
+"""The singleton problem of cell suppression: a contributor alone in a cell knows that cell.
+
+A published cell with a single contributor is known to that contributor whether it is published or
+not.  Two ways this undoes a suppression pattern that is safe against an outsider (Langsrud 2024,
+section 4; GaussSuppression's singleton methods):
+
+1. *A singleton as the partner of a primary.*  Primary p and cell s, with s's only contributor c,
+   are the two withheld cells of an equation ``T = p + s + published``: c knows s, so c computes p.
+   In general c knows the published cells and every cell it alone contributes to (its *own*
+   cells), and the pattern must keep every primary that is not c's own out of the span of those.
+2. *Two primaries of one contributor.*  Primaries p1 and p2 whose only contributor is the same c
+   protect each other in ``T = p1 + p2 + published``: anyone computes ``p1 + p2``, which is c's
+   total over the two cells, a cell with one contributor published after all.  The sum of each pair
+   of c's primaries (the union of their inner cells) is therefore protected as a *virtual primary*:
+   a column added to X, withheld, never a candidate for publication.
+
+Sound version implemented here (what is guaranteed, exactly):
+
+- the virtual primaries of (2) join the primaries of the Gaussian elimination, for every pair of a
+  contributor's primary singletons (for a contributor with more than ``max_pairs`` such pairs, the
+  consecutive pairs in position order and the union of all of them);
+- for (1), each contributor c who is alone in some withheld cell is an attacker of its own.  The
+  primaries (real and virtual) not of c must not be linear combinations of the published cells and
+  c's own cells: that is checked for each such c by the span test, and where it fails, the
+  Gaussian elimination runs once more with c's own cells published first (``forced``) and the
+  published cells offered in the candidate order, withholding those that would expose a primary.
+  Withholding more never adds to anyone's knowledge (c knows its own cells either way), so a
+  contributor once checked stays protected as the others add suppressions; the loop ends when every
+  contributor alone in a withheld cell has been checked.
+
+The check is linear (no primary computable exactly); the widths of the primaries' intervals are the
+business of :func:`~cellsafe.mechanisms.protect_intervals`, which works against the outside attacker.
+
+In a frequency table the record of a cell with count 1 is the contributor: a published cell of
+count 1 is known to its one record (:func:`sole_contributors_of_counts`).
+
+References: Langsrud, Ø. (2024). Secondary cell suppression by Gaussian elimination: an algorithm
+suitable for handling issues with zeros and singletons. Privacy in Statistical Databases, LNCS 14915.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._gauss import gauss_secondary, in_published_span
+
+__all__ = ["sole_contributors_of_counts", "virtual_primaries", "singleton_secondary"]
+
+#: A contributor with more primary singletons than this has pairs of consecutive ones only.
+_MAX_ALL_PAIRS = 12
+
+
+def sole_contributors_of_counts(X: sp.spmatrix, inner_counts: np.ndarray) -> np.ndarray:
+    """For a frequency table: the inner cell (row of X) of the one record of each published count of 1, else -1.
+
+    Examples
+    --------
+    >>> X = sp.csr_matrix(np.array([[1, 0, 1], [0, 1, 1]], dtype=float))
+    >>> sole_contributors_of_counts(X, np.array([1, 3])).tolist()
+    [0, -1, -1]
+    """
+    counts = np.asarray(inner_counts)
+    Xc = sp.csc_matrix(X)
+    one = (counts == 1).astype(np.float64)
+    row_id = (np.arange(counts.shape[0]) + 1.0) * one
+    published = np.asarray(Xc.T @ counts.astype(np.float64)).reshape(-1)
+    who = np.asarray(Xc.T @ row_id).reshape(-1)
+    return np.where(published == 1, np.rint(who).astype(np.int64) - 1, -1)
+
+
+def virtual_primaries(X: sp.spmatrix, primary: np.ndarray, sole: np.ndarray) -> tuple[sp.csc_matrix, np.ndarray]:
+    """Columns for the sums of pairs of primaries with the same single contributor (module notes, 2).
+
+    Returns
+    -------
+    V : sparse matrix, inner cells x virtual cells
+        0/1 columns: the union of the two cells' inner cells.  A union equal to one of the two
+        (nested cells) is left out: that cell is protected already.
+    owner : ndarray of int64
+        The contributor of each virtual cell.
+
+    Examples
+    --------
+    >>> X = sp.csr_matrix(np.eye(3))
+    >>> V, owner = virtual_primaries(X, np.array([True, True, True]), np.array([7, 7, 8]))
+    >>> V.toarray().tolist(), owner.tolist()
+    ([[1.0], [1.0], [0.0]], [7])
+    """
+    Xc = sp.csc_matrix(X, dtype=np.float64)
+    cells = np.flatnonzero(np.asarray(primary, dtype=bool) & (np.asarray(sole) >= 0))
+    cells = cells[np.lexsort((cells, sole[cells]))]
+    owners = sole[cells]
+    start = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if cells.size else np.zeros(0, dtype=np.int64)
+    stop = np.r_[start[1:], cells.size]
+    first: list[int] = []
+    second: list[np.ndarray] = []
+    unions: list[np.ndarray] = []
+    for a, b in zip(start, stop):  # one contributor at a time: few have several primary singletons
+        mine = cells[a:b]
+        k = mine.shape[0]
+        if k < 2:
+            continue
+        if k * (k - 1) // 2 <= _MAX_ALL_PAIRS * (_MAX_ALL_PAIRS - 1) // 2 and k <= _MAX_ALL_PAIRS:
+            i, j = np.triu_indices(k, 1)
+        else:
+            i, j = np.arange(k - 1), np.arange(1, k)
+            unions.append(mine)
+        first.extend(mine[i].tolist())
+        second.append(mine[j])
+    if not first:
+        return sp.csc_matrix((Xc.shape[0], 0)), np.zeros(0, dtype=np.int64)
+    i = np.asarray(first, dtype=np.int64)
+    j = np.concatenate(second)
+    V = ((Xc[:, i] + Xc[:, j]) > 0).astype(np.float64)
+    owner = sole[i]
+    if unions:
+        U = sp.hstack([(Xc[:, u].sum(axis=1) > 0).astype(np.float64) for u in unions]).tocsc()
+        V = sp.hstack([V, U]).tocsc()
+        owner = np.concatenate([owner, sole[[u[0] for u in unions]]])
+    V = sp.csc_matrix(V)
+    # a union equal to one of its parts adds nothing; duplicates neither
+    size = np.diff(V.indptr)
+    part = np.maximum(np.diff(Xc.indptr)[i], np.diff(Xc.indptr)[j])
+    keep = np.r_[size[: i.size] > part, np.ones(V.shape[1] - i.size, dtype=bool)]
+    V, owner = V[:, np.flatnonzero(keep)], owner[keep]
+    V.sort_indices()
+    seen: dict[bytes, int] = {}
+    for c in range(V.shape[1]):  # few columns: one per pair of a contributor's primaries
+        seen.setdefault(V.indices[V.indptr[c] : V.indptr[c + 1]].tobytes(), c)
+    uniq = np.sort(np.fromiter(seen.values(), dtype=np.int64, count=len(seen)))
+    V, owner = V[:, uniq], owner[uniq]
+    return sp.csc_matrix(V), owner
+
+
+def singleton_secondary(
+    X: Any,
+    primary: np.ndarray,
+    suppressed: np.ndarray,
+    sole: np.ndarray,
+    order: np.ndarray,
+    *,
+    forced: np.ndarray | None = None,
+    virtual: tuple[sp.spmatrix, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Withhold further cells until no contributor alone in a withheld cell can compute another's primary.
+
+    Parameters
+    ----------
+    X : sparse matrix, inner cells x published cells
+    primary : bool array
+        The primary cells.
+    suppressed : bool array
+        Every cell withheld so far (primary and secondary).
+    sole : int array
+        Each cell's single contributor, -1 for a cell with none or several.
+    order : int array
+        All cells in the order they are offered for publication (:func:`candidate_order`).
+    forced : bool array, optional
+        Cells that are published whatever happens.
+    virtual : (V, owner), optional
+        Virtual primaries (:func:`virtual_primaries`) and their contributors.
+
+    Returns
+    -------
+    suppressed : bool array
+        The cells withheld now (a superset of the input).
+    exposed : bool array
+        Primaries some contributor computes from its own cells and the forced ones alone (cannot be
+        protected).
+    n_attackers : int
+        Contributors for whom the Gaussian elimination was run again.
+    """
+    Xc = sp.csc_matrix(X, dtype=np.float64)
+    n = Xc.shape[1]
+    sole = np.asarray(sole, dtype=np.int64)
+    primary = np.asarray(primary, dtype=bool)
+    suppressed = np.array(suppressed, dtype=bool)
+    forced = np.zeros(n, dtype=bool) if forced is None else np.asarray(forced, dtype=bool)
+    V, owner = virtual if virtual is not None else (sp.csc_matrix((Xc.shape[0], 0)), np.zeros(0, dtype=np.int64))
+    XV = sp.hstack([Xc, V]).tocsc() if V.shape[1] else Xc
+    n_all = XV.shape[1]
+    owner_all = np.r_[np.where(primary, sole, -1), owner]
+    prim_all = np.r_[primary, np.ones(V.shape[1], dtype=bool)]
+    exposed = np.zeros(n, dtype=bool)
+    done: set[int] = set()
+    n_runs = 0
+    while True:
+        attackers = np.unique(sole[suppressed & (sole >= 0)])
+        todo = [int(c) for c in attackers if int(c) not in done]
+        if not todo:
+            break
+        for c in todo:
+            done.add(c)
+            own = sole == c
+            guarded = prim_all & (owner_all != c)
+            if not guarded.any():
+                continue
+            known = np.flatnonzero(np.r_[(~suppressed) | own, np.zeros(V.shape[1], dtype=bool)])
+            if not in_published_span(XV, known, np.flatnonzero(guarded)).any():
+                continue  # c's own cells expose nothing
+            n_runs += 1
+            offer = order[~suppressed[order] & ~own[order]]
+            sec, exp = gauss_secondary(XV, guarded, offer, forced=np.r_[own | forced, np.zeros(V.shape[1], dtype=bool)])
+            suppressed |= sec[:n]
+            exposed |= exp[:n]
+    return suppressed, exposed, n_runs
