@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..exceptions import DataError, InvalidArgumentError
 from ._duckdb import _connect, _quote_ident, source_sql
+from ._keyed import FLOAT_KEY_BITS
 
 __all__ = ["Contributions", "aggregate_contributions"]
 
@@ -35,6 +36,10 @@ class Contributions(NamedTuple):
         Sum of the value over those records.
     contributor_ids : ndarray
         The contributor ids as read (None when every record is its own contributor).
+    key_sums, key_sums_nonzero : ndarray of uint64, optional
+        With a record key column: the sum of the records' keys as 53-bit fixed-point integers
+        (floor(key * 2^53)) modulo 2^53, over all the records of the row and over those with a
+        non-zero value (the cell key method for magnitudes); None otherwise.
     """
 
     cells: pd.DataFrame
@@ -42,10 +47,12 @@ class Contributions(NamedTuple):
     counts: np.ndarray
     values: np.ndarray
     contributor_ids: np.ndarray | None
+    key_sums: np.ndarray | None = None
+    key_sums_nonzero: np.ndarray | None = None
 
 
 def aggregate_contributions(
-    source: Any, variables: Sequence[str], value: str, contributor: str | None = None
+    source: Any, variables: Sequence[str], value: str, contributor: str | None = None, *, record_key: str | None = None
 ) -> Contributions:
     """Sum ``value`` per inner cell and contributor in one DuckDB pass.
 
@@ -59,6 +66,8 @@ def aggregate_contributions(
         The numeric column summed (must be non-negative and not missing).
     contributor : str, optional
         The contributor id column (holdings); without it each record is its own contributor.
+    record_key : str, optional
+        A column of uniform record keys in [0, 1), summed exactly per row (see :class:`Contributions`).
 
     Examples
     --------
@@ -77,9 +86,12 @@ def aggregate_contributions(
             con.register("__records", source)
             src, where = "__records", "the data"
         cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
-        for c in [*variables, value] + ([contributor] if contributor else []):
+        for c in [*variables, value] + ([contributor] if contributor else []) + ([record_key] if record_key else []):
             if c not in cols:
                 raise DataError(f"unknown column {c!r}: {where} has columns {cols}.")
+        keys = per_record = ""
+        if record_key:
+            keys, per_record = _key_sums_sql(con, src, record_key, where, _quote_ident(value))
         v = _quote_ident(value)
         bad = con.execute(
             f"SELECT COUNT(*) FILTER (WHERE TRY_CAST({v} AS DOUBLE) IS NULL OR TRY_CAST({v} AS DOUBLE) < 0) FROM {src}"
@@ -93,11 +105,11 @@ def aggregate_contributions(
         if contributor:
             who = f"CAST({_quote_ident(contributor)} AS VARCHAR)"
             sql = (
-                f"SELECT {groups}, {who} AS __who, COUNT(*) AS __n, SUM(CAST({v} AS DOUBLE)) AS __v "
+                f"SELECT {groups}, {who} AS __who, COUNT(*) AS __n, SUM(CAST({v} AS DOUBLE)) AS __v{keys} "
                 f"FROM {src} GROUP BY {groups}, __who"
             )
         else:
-            sql = f"SELECT {groups}, row_number() OVER () - 1 AS __who, 1 AS __n, CAST({v} AS DOUBLE) AS __v FROM {src}"
+            sql = f"SELECT {groups}, row_number() OVER () - 1 AS __who, 1 AS __n, CAST({v} AS DOUBLE) AS __v{per_record} FROM {src}"
         frame = con.execute(sql).df()
     finally:
         con.close()
@@ -116,4 +128,35 @@ def aggregate_contributions(
         codes, ids_arr = who.to_numpy(dtype=np.int64), None
     counts = frame.pop("__n").to_numpy(dtype=np.int64)
     values = frame.pop("__v").to_numpy(dtype=np.float64)
-    return Contributions(frame, np.asarray(codes, dtype=np.int64), counts, values, ids_arr)
+    sums = sums_nz = None
+    if record_key:
+        sums = frame.pop("__k").to_numpy(dtype=np.int64).astype(np.uint64)
+        sums_nz = frame.pop("__k_nz").to_numpy(dtype=np.int64).astype(np.uint64)
+    return Contributions(frame, np.asarray(codes, dtype=np.int64), counts, values, ids_arr, sums, sums_nz)
+
+
+def _key_sums_sql(con: Any, src: str, record_key: str, where: str, value: str) -> tuple[str, str]:
+    """The select terms summing a uniform key column exactly per group, and the same for one record per row.
+
+    Every key is checked to be in [0, 1) first.
+    """
+    sql_type = dict((r[0], str(r[1])) for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall())[record_key].upper()
+    if not (sql_type in ("FLOAT", "DOUBLE", "REAL") or sql_type.startswith("DECIMAL")):
+        raise DataError(
+            f"record key column {record_key!r} of {where} must hold uniform numbers in [0, 1) for a magnitude table. "
+            f"Got type {sql_type}."
+        )
+    k = _quote_ident(record_key)
+    bad = con.execute(f"SELECT COUNT(*) FILTER (WHERE {k} IS NULL OR NOT isfinite({k}) OR {k} < 0 OR {k} >= 1) FROM {src}").fetchone()[0]
+    if bad:
+        raise DataError(
+            f"record key column {record_key!r} of {where} has {bad} missing or out-of-range key(s); every record needs a "
+            "uniform key in [0, 1)."
+        )
+    fixed = f"CAST(floor({k} * {float(2**FLOAT_KEY_BITS)!r}) AS BIGINT)"
+    m = 2**FLOAT_KEY_BITS
+    nonzero = f"CAST({value} AS DOUBLE) <> 0"
+    grouped = (f", CAST(SUM({fixed}) % {m} AS BIGINT) AS __k"
+               f", CAST(COALESCE(SUM({fixed}) FILTER (WHERE {nonzero}), 0) % {m} AS BIGINT) AS __k_nz")
+    per_record = f", {fixed} AS __k, CASE WHEN {nonzero} THEN {fixed} ELSE 0 END AS __k_nz"
+    return grouped, per_record

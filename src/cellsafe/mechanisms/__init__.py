@@ -7,13 +7,16 @@
   which carries no epsilon)
 - published tables (001): :class:`PTable`, :class:`CellKeyMethod`, :class:`SmallCountRounding`,
   :class:`CellSuppression` (primary rules, secondary suppression by Gaussian elimination)
+- magnitude tables: :class:`CellKeyMagnitude` with a :class:`MagnitudePTable` (cellKey's flex function)
 - differentially private noise per cell: :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
 """
 
 from ._base import Block, CellwiseMechanism, Mechanism, table_blocks
 from .cellkey import CellKeyMethod
+from .cellkey_magnitude import CellKeyMagnitude, flex_multiplier
 from .dirichlet import MultinomialDirichletSynthesizer
 from .loglinear import LogLinearSynthesizer
+from .magnitude_ptable import MagnitudePTable
 from .noise import DiscreteGaussianNoise, GeometricNoise
 from .poisson_gamma import PoissonGammaMultinomialSynthesizer, PoissonGammaSynthesizer
 from .ptable import PTable
@@ -22,7 +25,7 @@ from .saturated import SaturatedSynthesizer
 from .suppression import CellSuppression, suppress_cells
 from ._gauss import in_published_span
 from ._intervals import cell_intervals, protect_intervals, protection_met
-from ._primary import Rule, parse_rule
+from ._primary import Rule, parse_rule, primary_cells
 from ._spec import make_mechanism, mechanism_family, mechanism_names, mechanism_spec, parse_spec
 
 __all__ = [
@@ -34,6 +37,9 @@ __all__ = [
     "Block",
     "table_blocks",
     "CellKeyMethod",
+    "CellKeyMagnitude",
+    "MagnitudePTable",
+    "flex_multiplier",
     "CellwiseMechanism",
     "DiscreteGaussianNoise",
     "GeometricNoise",
@@ -49,6 +55,7 @@ __all__ = [
     "suppress_cells",
     "Rule",
     "parse_rule",
+    "primary_cells",
     "in_published_span",
     "cell_intervals",
     "protect_intervals",

@@ -37,11 +37,25 @@ _D_HINT = "Choose D of at most 100 (ptables in use have D of a few units; the no
 
 def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-entropy transition probabilities of row i: (released values, probabilities)."""
-    from scipy.optimize import minimize
-
     j = np.arange(max(i - D, 0), i + D + 1)
     j = j[~((j >= 1) & (j <= js))]
-    v = (j - i).astype(np.float64)
+    p = max_entropy_probabilities((j - i).astype(np.float64), V, mono, epsilon)
+    if p is None:
+        raise CellsafeError(
+            f"the ptable row for original count {i} has no solution with D={D}, V={V:g}, js={js}: "
+            "the constraints cannot all hold; raise D or V, or lower js."
+        )
+    return j, p
+
+
+def max_entropy_probabilities(v: np.ndarray, V: float, mono: bool, epsilon: float) -> np.ndarray | None:
+    """The maximum-entropy distribution over the deviations ``v`` with mean 0 and variance at most V.
+
+    With ``mono``, the probabilities do not decrease over the deviations up to 0.  Every probability is
+    at least ``epsilon``.  Returns None when the constraints cannot all hold.
+    """
+    from scipy.optimize import minimize
+
     n = v.shape[0]
     v2 = v * v
     eq_jac = np.vstack([np.ones(n), v])
@@ -68,11 +82,8 @@ def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) ->
     p = np.clip(res.x, 0.0, None)
     p = p / p.sum()
     if abs(v @ p) > 1e-7 or v2 @ p > V + 1e-7 or np.any(np.diff(p[: k + 1]) < -1e-7):
-        raise CellsafeError(
-            f"the ptable row for original count {i} has no solution with D={D}, V={V:g}, js={js}: "
-            "the constraints cannot all hold; raise D or V, or lower js."
-        )
-    return j, p
+        return None
+    return p
 
 
 class PTable(Configurable):
