@@ -1,0 +1,221 @@
+"""Counts and exact record-key sums per cell of a Parquet file, from its dictionary codes.
+
+Parquet stores a text column as a dictionary of its distinct values and one small integer code per
+record.  Reading those codes (``read_dictionary``) instead of the strings, one flat index per record
+over the dictionaries' sizes and :func:`numpy.bincount` give every cell's count and key sum without
+ever comparing or hashing a string per record: the same numbers DuckDB's ``GROUP BY`` gives
+(:func:`cellsafe.io.aggregate_with_keys`), several times faster.
+
+The shortcut applies only where it reads the records exactly as DuckDB would: text columns (a
+category is its text, no conversion), no missing value, keys of a numeric type and in range, and a
+crossing small enough for a dense count vector.  Anything else returns None, and the caller takes
+the DuckDB path, whose messages name the offending row.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from ._keyed import FLOAT_KEY_BITS
+
+__all__ = ["CodedCells", "aggregate_parquet_codes"]
+
+_PARQUET = (".parquet", ".pq", ".parq")
+
+# A dense count vector over the crossed dictionaries is used up to this many cells, or twice the
+# number of records when that is more (two vectors of 8 bytes per cell).
+_MAX_DENSE = 1 << 22
+
+# Uniform keys are summed as two halves of their 53-bit fixed-point value, each exact in float64
+# for up to 2^(53 - 27) records per cell.
+_LOW_BITS = 27
+
+
+class CodedCells(NamedTuple):
+    """The non-empty cells of some records, by their variables' dictionary codes.
+
+    Attributes
+    ----------
+    dictionaries : list of list of str
+        Per variable, the distinct values of the file's dictionary (unified over its row groups), in
+        that order; a value may occur in no record.
+    index : ndarray of int64
+        Flat index of each non-empty cell, row-major over the dictionaries (ascending).
+    counts : ndarray of int64
+        Number of records of each cell.
+    key_sums : ndarray of uint64 or None
+        Sum of the cell's record keys modulo ``n_keys`` (integer keys) or the fixed-point sum modulo
+        2^53 (uniform keys); None without a key column.
+    integer_keys : bool or None
+        True for integer keys, False for uniform keys, None without keys.
+    """
+
+    dictionaries: list[list[str]]
+    index: np.ndarray
+    counts: np.ndarray
+    key_sums: np.ndarray | None
+    integer_keys: bool | None
+
+
+def _is_parquet_file(source: Any) -> bool:
+    if not (isinstance(source, str) or isinstance(source, os.PathLike)):
+        return False
+    p = Path(source)
+    return p.name.lower().endswith(_PARQUET) and p.is_file()
+
+
+def _text_type(t: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+
+
+def _codes(column: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]] | None:
+    """The column's values as one dictionary, and per chunk its codes with their map into it (None
+    when a dictionary holds a missing value).
+
+    Row groups carry dictionaries of their own; mapping each small dictionary costs less than
+    unifying the chunks' codes.
+    """
+    dictionary: list[str] = []
+    position: dict[str, int] = {}
+    parts = []
+    for chunk in column.chunks:
+        if chunk.dictionary.null_count:
+            return None
+        local = chunk.dictionary.to_pylist()
+        for value in local:
+            if value not in position:
+                position[value] = len(dictionary)
+                dictionary.append(value)
+        to_global = np.fromiter((position[value] for value in local), dtype=np.int64, count=len(local))
+        parts.append((chunk.indices.to_numpy(zero_copy_only=False), to_global))
+    return parts, dictionary
+
+
+def aggregate_parquet_codes(
+    source: Any,
+    variables: Sequence[str],
+    record_key: str | None = None,
+    *,
+    n_keys: int | None = None,
+) -> CodedCells | None:
+    """Count the records of every non-empty cell and sum their keys, from a Parquet file's codes.
+
+    Parameters
+    ----------
+    source : path
+        A Parquet file (``.parquet``, ``.pq``, ``.parq``).
+    variables : sequence of str
+        The text columns to cross.
+    record_key : str, optional
+        The column of record keys: integers 0..n_keys - 1, or uniform numbers in [0, 1).
+    n_keys : int, optional
+        The number of integer cell keys (required for integer keys).
+
+    Returns
+    -------
+    CodedCells or None
+        None when the shortcut does not apply (not a Parquet file, a variable that is not text, a
+        missing value, a key of another type or out of range, too many cells): the caller then
+        aggregates with :func:`cellsafe.io.aggregate_with_keys`, which reads the same values and
+        reports the problem.
+
+    Notes
+    -----
+    Counts come from ``bincount`` over the flat index; integer key sums are exact in float64
+    (below 2^53), uniform keys are summed as the high and low halves of ``floor(u * 2^53)`` so
+    that each half's sum is exact, and recombined modulo 2^53 in integers.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "r.parquet"
+    >>> pq.write_table(pa.table({"sex": ["M", "F", "F"], "key": [7, 200, 100]}), f)
+    >>> res = aggregate_parquet_codes(f, ["sex"], "key", n_keys=256)
+    >>> res.dictionaries, res.counts.tolist(), res.key_sums.tolist()
+    ([['M', 'F']], [1, 2], [7, 44])
+    """
+    if not _is_parquet_file(source) or isinstance(variables, str) or not len(variables):
+        return None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    variables = list(variables)
+    try:
+        schema = pq.read_schema(source)
+    except Exception:  # noqa: BLE001  an unreadable file: DuckDB's reader says why
+        return None
+    names = schema.names
+    wanted = variables + ([record_key] if record_key is not None else [])
+    if len(set(names)) != len(names) or len(set(wanted)) != len(wanted) or any(c not in names for c in wanted):
+        return None
+    if not all(_text_type(schema.field(v).type) for v in variables):
+        return None
+    if record_key is not None:
+        kt = schema.field(record_key).type
+        integer = bool(pa.types.is_integer(kt))
+        if not (integer or pa.types.is_floating(kt)) or (integer and n_keys is None):
+            return None
+    try:
+        table = pq.read_table(source, columns=wanted, read_dictionary=variables)
+    except Exception:  # noqa: BLE001
+        return None
+    n = table.num_rows
+    if n == 0 or any(table.column(c).null_count for c in wanted):
+        return None
+    codes, dictionaries = [], []
+    for v in variables:
+        coded = _codes(table.column(v))
+        if coded is None:
+            return None
+        c, d = coded
+        codes.append(c)
+        dictionaries.append(d)
+    sizes = [len(d) for d in dictionaries]
+    n_cells = 1
+    for size in sizes:
+        n_cells *= size
+    if n_cells > max(_MAX_DENSE, 2 * n):
+        return None
+    # the flat index built in place, one variable at a time (the columns' chunks need not align)
+    flat = np.zeros(n, dtype=np.int64)
+    for j, parts in enumerate(codes):
+        if j:
+            flat *= sizes[j]
+        start = 0
+        for c, to_global in parts:
+            flat[start:start + len(c)] += to_global[c]
+            start += len(c)
+    del codes
+    counts = np.bincount(flat, minlength=n_cells)
+    nz = np.flatnonzero(counts)
+    sums = None
+    if record_key is not None:
+        keys = table.column(record_key).to_numpy()
+        del table
+        if integer:
+            if keys.min() < 0 or keys.max() > int(n_keys) - 1 or n * float(n_keys) >= 2.0**53:  # type: ignore[arg-type]
+                return None
+            sums = np.bincount(flat, weights=keys.astype(np.float64), minlength=n_cells)[nz]
+            sums = (sums.astype(np.int64) % int(n_keys)).astype(np.uint64)  # type: ignore[arg-type]
+        else:
+            if not np.all(np.isfinite(keys)) or keys.min() < 0 or keys.max() >= 1 or n >= 2 ** (53 - _LOW_BITS):
+                return None
+            fixed = np.floor(keys.astype(np.float64) * float(2**FLOAT_KEY_BITS)).astype(np.uint64)
+            del keys
+            low = np.bincount(flat, weights=(fixed & np.uint64((1 << _LOW_BITS) - 1)).astype(np.float64),
+                              minlength=n_cells)[nz].astype(np.uint64)
+            high = np.bincount(flat, weights=(fixed >> np.uint64(_LOW_BITS)).astype(np.float64),
+                               minlength=n_cells)[nz].astype(np.uint64)
+            # modulo 2^64 wrap-around is harmless: 2^53 divides 2^64
+            sums = ((high << np.uint64(_LOW_BITS)) + low) & np.uint64((1 << FLOAT_KEY_BITS) - 1)
+    return CodedCells(dictionaries, nz.astype(np.int64), counts[nz].astype(np.int64), sums,
+                      None if record_key is None else integer)

@@ -1,0 +1,132 @@
+"""aggregate_parquet_codes: the same cells, counts and key sums as DuckDB's GROUP BY, from a Parquet file's
+dictionary codes; None (the DuckDB path) wherever the records are not read exactly as DuckDB reads them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from numpy.testing import assert_array_equal
+
+from cellsafe.io import FLOAT_KEY_BITS, aggregate_parquet_codes, aggregate_with_keys
+from cellsafe.table import keyed_table
+
+
+@pytest.fixture(scope="module")
+def records():
+    rng = np.random.default_rng(11)
+    n = 30_000
+    return pd.DataFrame(
+        {
+            "region": rng.choice(["N", "S", "E", "W", "10", "9"], n),
+            "age": rng.choice([f"a{i}" for i in range(7)], n),
+            "num": rng.integers(0, 5, n),
+            "ikey": rng.integers(0, 256, n),
+            # keys near 1 make float sums lose low bits: the exact sum must not
+            "ukey": np.where(rng.random(n) < 0.5, rng.random(n), 1.0 - rng.random(n) * 1e-12),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def parquet(records, tmp_path_factory):
+    """Small row groups whose dictionaries differ in content and order."""
+    path = tmp_path_factory.mktemp("coded") / "r.parquet"
+    pq.write_table(pa.Table.from_pandas(records, preserve_index=False), path, row_group_size=997)
+    return path
+
+
+def _by_cell(names, cells, counts, sums):
+    return {tuple(str(x) for x in row): (int(c), None if sums is None else int(s))
+            for row, c, s in zip(cells, counts, sums if sums is not None else [None] * len(counts))}
+
+
+def _duckdb(path, names, key, n_keys):
+    res = aggregate_with_keys(path, names, key, n_keys=n_keys)
+    return _by_cell(names, res.cells[names].itertuples(index=False), res.counts, res.key_sums), res.integer_keys
+
+
+def _coded(path, names, key, n_keys):
+    res = aggregate_parquet_codes(path, names, key, n_keys=n_keys)
+    assert res is not None
+    assert np.all(np.diff(res.index) > 0)
+    sizes = [len(d) for d in res.dictionaries]
+    codes = np.column_stack(np.unravel_index(res.index, sizes))
+    cells = [[d[i] for d, i in zip(res.dictionaries, row)] for row in codes]
+    return _by_cell(names, cells, res.counts, res.key_sums), res.integer_keys
+
+
+@pytest.mark.parametrize("key, n_keys", [("ikey", 256), ("ukey", None), (None, None)])
+def test_same_cells_counts_and_sums_as_duckdb(parquet, key, n_keys):
+    names = ["region", "age"]
+    assert _coded(parquet, names, key, n_keys) == _duckdb(parquet, names, key, n_keys)
+
+
+def test_uniform_sums_exact(records, parquet):
+    res = aggregate_parquet_codes(parquet, ["region"], "ukey")
+    fixed = np.floor(records["ukey"].to_numpy() * 2.0**FLOAT_KEY_BITS).astype(np.uint64)
+    for i, value in enumerate(res.dictionaries[0]):
+        cell = res.index.tolist().index(i)
+        exact = sum(int(x) for x in fixed[records["region"].to_numpy() == value]) % 2**FLOAT_KEY_BITS
+        assert int(res.key_sums[cell]) == exact
+
+
+def test_keyed_table_same_from_codes_and_duckdb(parquet, records, tmp_path):
+    """The table (categories sorted as from_frame sorts them) and its key sums."""
+    fast = keyed_table(parquet, ["region", "age"], "ikey", n_keys=256)
+    csv = tmp_path / "r.csv"
+    records.to_csv(csv, index=False)
+    slow = keyed_table(csv, ["region", "age"], "ikey", n_keys=256)  # CSV: always DuckDB
+    assert fast.table.variables == slow.table.variables
+    assert fast.table.variables[0].categories == ("10", "9", "E", "N", "S", "W")
+    assert_array_equal(fast.table.index, slow.table.index)
+    assert_array_equal(fast.table.counts, slow.table.counts)
+    assert_array_equal(fast.key_sums, slow.key_sums)
+
+
+def test_unused_dictionary_values_are_not_categories(tmp_path):
+    arr = pa.DictionaryArray.from_arrays(pa.array([0, 2, 2], pa.int32()), pa.array(["x", "unused", "y"]))
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"v": arr, "k": pa.array([1, 2, 3])}), path)
+    kt = keyed_table(path, ["v"], "k", n_keys=8)
+    assert kt.table.variables[0].categories == ("x", "y")
+    assert kt.table.counts.tolist() == [1, 2] and kt.key_sums.tolist() == [1, 5]
+
+
+@pytest.mark.parametrize(
+    "names, key, n_keys, edit",
+    [
+        (["region", "num"], "ikey", 256, None),  # a number column: DuckDB keeps its type
+        (["region"], "ikey", 100, None),  # keys out of range: DuckDB's message
+        (["region"], "ikey", None, None),  # integer keys without n_keys
+        (["region"], "region", 256, None),  # a text key
+        (["region"], "nokey", 256, None),  # an unknown column
+        (["region"], "ikey", 256, "null"),  # a missing category
+        (["region"], "ukey", None, "nan"),  # a NaN key
+    ],
+)
+def test_falls_back_where_duckdb_must_read(records, tmp_path, names, key, n_keys, edit):
+    df = records.copy()
+    if edit == "null":
+        df.loc[5, "region"] = None
+    if edit == "nan":
+        df.loc[5, "ukey"] = np.nan
+    path = tmp_path / "r.parquet"
+    df.to_parquet(path, index=False)
+    assert aggregate_parquet_codes(path, names, key, n_keys=n_keys) is None
+
+
+def test_not_a_parquet_file(records, tmp_path):
+    csv = tmp_path / "r.csv"
+    records.to_csv(csv, index=False)
+    assert aggregate_parquet_codes(csv, ["region"], "ikey", n_keys=256) is None
+    assert aggregate_parquet_codes(records, ["region"], "ikey", n_keys=256) is None
+
+
+def test_numbers_as_text_sort_by_value(tmp_path):
+    path = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"v": ["10", "2", "1", "2"]}), path)
+    kt = keyed_table(path, ["v"])
+    assert kt.table.variables[0].categories == ("1", "2", "10") and kt.table.counts.tolist() == [1, 2, 1]
