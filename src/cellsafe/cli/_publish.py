@@ -15,6 +15,7 @@ from ..mechanisms.suppression import CellSuppression
 from ..published import Publication
 from ..table import CountTable, Hierarchy
 from ._engine import add_engine_options, spark_from_args, uses_spark
+from ._publish_magnitude import add_magnitude_ckm_options, publish_magnitude_ckm
 from ._common import (
     EXAMPLES_FORMATTER,
     add_input_options,
@@ -89,9 +90,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = p.add_argument_group("cell suppression")
     c.add_argument("--rule", action="append", default=[], metavar="RULE",
                    help="primary rule: 'freq<=3', 'p%%=15', 'nk(1,85)' (repeatable; default freq<=3)")
-    c.add_argument("--value", metavar="COL", help="magnitude table: the numeric column summed (microdata)")
+    c.add_argument("--value", metavar="COL", help="magnitude table: the numeric column summed (microdata; also --method ckm)")
     c.add_argument("--contributor", metavar="COL", help="magnitude table: contributor id (holdings)")
     c.add_argument("--protect-zeros", action="store_true", help="the frequency rule also suppresses empty cells")
+    add_magnitude_ckm_options(p)
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv, .parquet or .json)")
     add_output_options(p)
@@ -165,9 +167,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any, target: Any) -> int:
     hierarchies = hierarchies_from_args(args)
-    if args.method != "suppress" and (args.rule or args.value or args.contributor or args.protect_zeros):
-        raise InvalidArgumentError("--rule, --value, --contributor and --protect-zeros apply to --method suppress only.")
-    if args.method == "suppress":
+    magnitude_ckm = args.method == "ckm" and bool(args.value)
+    if not magnitude_ckm and (args.fp is not None or args.epsilon or args.step is not None or args.icat or args.use_zero_rkeys):
+        raise InvalidArgumentError("--fp, --epsilon, --step, --icat and --use-zero-rkeys apply to --method ckm --value only.")
+    if args.method != "suppress" and not magnitude_ckm and (args.rule or args.value or args.contributor or args.protect_zeros):
+        raise InvalidArgumentError(
+            "--rule, --value, --contributor and --protect-zeros apply to --method suppress only (--value and "
+            "--contributor also to --method ckm, for a magnitude table)."
+        )
+    if magnitude_ckm:
+        res, mech = publish_magnitude_ckm(args, names, rng, hierarchies)
+    elif args.method == "suppress":
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         rules = args.rule or ["freq<=3"]
@@ -250,10 +260,11 @@ def _record_mechanism(manifest: Any, mech: Any, args: argparse.Namespace) -> Non
     entry["publication"] = params.get("publication", args.formula)
     if ptable is not None:
         if ptable.generated:
-            entry["ptable"] = {"class": "PTable", "parameters": ptable.get_params()}
+            entry["ptable"] = {"class": type(ptable).__name__, "parameters": ptable.get_params()}
         else:  # the file is among the inputs, with its sha256
-            entry["ptable"] = {"class": "PTable", "file": args.ptable, **{str(k): v if isinstance(v, (str, int, float, bool, type(None))) else str(v) for k, v in ptable.params.items()}}
-        entry["threshold_in_use"] = mech.threshold_
+            entry["ptable"] = {"class": type(ptable).__name__, "file": args.ptable, **{str(k): v if isinstance(v, (str, int, float, bool, type(None))) else str(v) for k, v in ptable.params.items()}}
+        if hasattr(mech, "threshold_"):  # the magnitude method suppresses nothing
+            entry["threshold_in_use"] = mech.threshold_
 
 
 def _release_frame(res: Any) -> Any:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, InvalidArgumentError
-from ._duckdb import _connect, _quote_ident, source_sql
+from ._duckdb import _connect, _quote_ident, duckdb_error, source_sql
 from ._keyed import FLOAT_KEY_BITS
 
 __all__ = ["Contributions", "aggregate_contributions"]
@@ -78,41 +78,50 @@ def aggregate_contributions(
     """
     if isinstance(variables, str) or not len(variables):
         raise InvalidArgumentError(f"variables must be a non-empty list of column names. Got {variables!r}.")
+    import duckdb
+
     con = _connect()
     try:
-        if isinstance(source, str) or hasattr(source, "__fspath__"):
-            src, where = source_sql(source), repr(str(source))
-        else:
-            con.register("__records", source)
-            src, where = "__records", "the data"
-        cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
-        for c in [*variables, value] + ([contributor] if contributor else []) + ([record_key] if record_key else []):
-            if c not in cols:
-                raise DataError(f"unknown column {c!r}: {where} has columns {cols}.")
-        keys = per_record = ""
-        if record_key:
-            keys, per_record = _key_sums_sql(con, src, record_key, where, _quote_ident(value))
-        v = _quote_ident(value)
-        bad = con.execute(
-            f"SELECT COUNT(*) FILTER (WHERE TRY_CAST({v} AS DOUBLE) IS NULL OR TRY_CAST({v} AS DOUBLE) < 0) FROM {src}"
-        ).fetchone()[0]
-        if bad:
-            raise DataError(
-                f"value column {value!r} of {where} has {bad} missing, non-numeric or negative value(s); the dominance "
-                "rules need non-negative contributions (drop or recode those records)."
-            )
-        groups = ", ".join(_quote_ident(x) for x in variables)
-        if contributor:
-            who = f"CAST({_quote_ident(contributor)} AS VARCHAR)"
-            sql = (
-                f"SELECT {groups}, {who} AS __who, COUNT(*) AS __n, SUM(CAST({v} AS DOUBLE)) AS __v{keys} "
-                f"FROM {src} GROUP BY {groups}, __who"
-            )
-        else:
-            sql = f"SELECT {groups}, row_number() OVER () - 1 AS __who, 1 AS __n, CAST({v} AS DOUBLE) AS __v{per_record} FROM {src}"
-        frame = con.execute(sql).df()
+        return _aggregate(con, source, variables, value, contributor, record_key)
+    except duckdb.Error as exc:  # e.g. a CSV value its sniffer typed as a number: one line naming the file
+        raise duckdb_error(exc, source if isinstance(source, str) or hasattr(source, "__fspath__") else "the data", "read") from None
     finally:
         con.close()
+
+
+def _aggregate(con: Any, source: Any, variables: Sequence[str], value: str, contributor: str | None,
+               record_key: str | None) -> Contributions:
+    if isinstance(source, str) or hasattr(source, "__fspath__"):
+        src, where = source_sql(source), repr(str(source))
+    else:
+        con.register("__records", source)
+        src, where = "__records", "the data"
+    cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
+    for c in [*variables, value] + ([contributor] if contributor else []) + ([record_key] if record_key else []):
+        if c not in cols:
+            raise DataError(f"unknown column {c!r}: {where} has columns {cols}.")
+    keys = per_record = ""
+    if record_key:
+        keys, per_record = _key_sums_sql(con, src, record_key, where, _quote_ident(value))
+    v = _quote_ident(value)
+    bad = con.execute(
+        f"SELECT COUNT(*) FILTER (WHERE TRY_CAST({v} AS DOUBLE) IS NULL OR TRY_CAST({v} AS DOUBLE) < 0) FROM {src}"
+    ).fetchone()[0]
+    if bad:
+        raise DataError(
+            f"value column {value!r} of {where} has {bad} missing, non-numeric or negative value(s); magnitude tables "
+            "need non-negative contributions (drop or recode those records)."
+        )
+    groups = ", ".join(_quote_ident(x) for x in variables)
+    if contributor:
+        who = f"CAST({_quote_ident(contributor)} AS VARCHAR)"
+        sql = (
+            f"SELECT {groups}, {who} AS __who, COUNT(*) AS __n, SUM(CAST({v} AS DOUBLE)) AS __v{keys} "
+            f"FROM {src} GROUP BY {groups}, __who"
+        )
+    else:
+        sql = f"SELECT {groups}, row_number() OVER () - 1 AS __who, 1 AS __n, CAST({v} AS DOUBLE) AS __v{per_record} FROM {src}"
+    frame = con.execute(sql).df()
     if len(frame) == 0:
         raise DataError(f"{where} has no rows.")
     for x in variables:

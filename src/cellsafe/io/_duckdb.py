@@ -134,6 +134,11 @@ def duckdb_error(exc: BaseException, path: Any, doing: str = "read") -> DataErro
         cols = re.search(r"Expected Number of Columns:\s*(\d+)\s*Found:\s*(\d+)", text)
         got = f" ({cols.group(2)} fields where the header has {cols.group(1)})" if cols else ""
         fix = f"the row has the wrong number of fields{got}; every row needs one field per header column."
+    elif "could not convert" in text.lower():  # before 'quote': the sniffer's settings listed in the text name it
+        conv = re.search(r"Could not convert string \"([^\"]*)\" to '?(\w+)", text)
+        col = re.search(r'converting column "([^"]*)"', text)
+        what = f"{conv.group(1)!r} in column {col.group(1) if col else '?'!r} is not a {conv.group(2)}" if conv else "a value does not fit its column's type"
+        fix = f"{what}; correct or drop that row."
     elif "quote" in text.lower():
         fix = "an unterminated or misplaced quote; close the quote or escape it."
     elif "No magic bytes" in text or "parquet" in text.lower() and "invalid" in text.lower():
