@@ -23,6 +23,11 @@ def r_ptable():
 
 
 @pytest.fixture(scope="module")
+def generated():
+    return MagnitudePTable.generate(D=10, V=3, step=2, icat=(1, 5, 10))
+
+
+@pytest.fixture(scope="module")
 def records():
     return pd.read_csv(REF / "records.csv")
 
@@ -38,9 +43,9 @@ def _toy_ptable() -> MagnitudePTable:
 
 
 # ---------------------------------------------------------------------- references
-def test_generated_ptable_matches_r_ptable(r_ptable):
+def test_generated_ptable_matches_r_ptable(r_ptable, generated):
     """create_num_ptable(D = 10, V = 3, step = 2, icat = c(1, 5, 10)) of the R package ptable."""
-    mine = MagnitudePTable.generate(D=10, V=3, step=2, icat=(1, 5, 10)).to_frame()
+    mine = generated.to_frame()
     ref = r_ptable.to_frame()
     assert_array_equal(mine["i"], ref["i"])
     assert_array_equal(mine["v"], ref["v"])
@@ -173,10 +178,10 @@ def test_released_values_are_never_negative(r_ptable):
 
 
 # ---------------------------------------------------------------------- the noise distribution
-def test_noise_follows_the_ptable_row():
+def test_noise_follows_the_ptable_row(generated):
     """4000 cells of value 100, one contributor each, fresh keys: d = 20, a = 5 (row 5 exactly), so
     (released - 100) / 20 follows row 5's noise distribution; chi-square at a fixed seed."""
-    pt = MagnitudePTable.generate(D=10, V=3, step=2, icat=(1, 5, 10))
+    pt = generated
     n = 4000
     table = CountTable([Variable("i", range(n))], np.arange(n), np.full(n, 100))
     [res] = CellKeyMagnitude(pt, fp=1000, p_small=0.2).sample(table, rng=20261122)
@@ -198,8 +203,8 @@ def test_noise_follows_the_ptable_row():
 
 # ---------------------------------------------------------------------- protocol and bad input
 def test_spec_round_trip():
-    mech = make_mechanism("ckm-magnitude:D=10,V=3,fp=1000,top_k=1,p_small=0.2")
-    assert isinstance(mech, CellKeyMagnitude) and mech.ptable.rows.tolist() == [1.0, 10.0]
+    mech = make_mechanism("ckm-magnitude:D=4,V=1,fp=1000,top_k=1,p_small=0.2")
+    assert isinstance(mech, CellKeyMagnitude) and mech.ptable.rows.tolist() == [1.0, 4.0]
     assert make_mechanism(mechanism_spec(mech)) == mech
 
 
@@ -253,3 +258,29 @@ def test_ptable_errors(tmp_path):
     with pytest.raises(DataError, match="only one table for all cells"):
         MagnitudePTable.read(path)
     assert MagnitudePTable.read(REF / "nums_ptable.csv").to_frame().shape == (95, 7)
+
+
+def test_use_zero_rkeys_gives_the_count_tables_cell_keys(r_ptable, records):
+    """With use_zero_rkeys every record's key counts: the key of the frequency table's cell key method."""
+    from cellsafe.mechanisms import CellKeyMethod, PTable
+
+    counts = CellKeyMethod(PTable.generate(D=3, V=1.5), "sector*region").perturb(records, variables=["sector", "region"], record_key="rkey")
+    mags = CellKeyMagnitude(r_ptable, "sector*region", fp=400, use_zero_rkeys=True).perturb(
+        records, variables=["sector", "region"], value="turnover", record_key="rkey"
+    )
+    a = counts.to_frame(details=True).merge(mags.to_frame(details=True), on=["sector", "region"])
+    assert len(a) == 12
+    assert_allclose(a["cell_key_x"], a["cell_key_y"], atol=1e-15)
+
+
+def test_hierarchical_publication(r_ptable):
+    """Regions N and S under one aggregate 'all' (a hierarchy level): the aggregate is the region total."""
+    from cellsafe import Hierarchy
+
+    df = pd.DataFrame({"region": ["N", "S", "S", "N"], "v": [10.0, 20.0, 30.0, 40.0], "rk": [0.1, 0.2, 0.3, 0.35]})
+    h = Hierarchy.from_parent_child(pd.DataFrame({"code": ["all", "N", "S"], "parent": ["", "all", "all"]}), level_names=["top"])
+    res = CellKeyMagnitude(r_ptable, "top + region", fp=100).perturb(df, variables=["region"], value="v", record_key="rk", hierarchies={"region": h})
+    frame = res.to_frame(details=True)
+    top = frame[frame["region"] == "all"]
+    assert len(top) == 1 and float(top["original"].iloc[0]) == 100.0
+    assert_allclose(float(top["cell_key"].iloc[0]), 0.95, atol=1e-12)

@@ -79,7 +79,8 @@ class CellKeyMagnitude(Mechanism):
     same_key : bool, default True
         The first component uses the cell key itself (else a key derived from it, as the others).
     use_zero_rkeys : bool, default False
-        Cell keys sum the keys of every record of the cell (True), or only of those with a non-zero value.
+        Cell keys sum the keys of every record of the cell (True: the cell key of the frequency table,
+        as :class:`CellKeyMethod` computes it from the same keys), or only of those with a non-zero value.
 
     Notes
     -----
