@@ -128,8 +128,11 @@ def read_hierarchy(spec: str) -> tuple[str, Hierarchy]:
         from ..io import read_records
 
         frame = read_records(path)
-        if list(frame.columns[:2]) != ["code", "parent"]:
-            frame = frame.rename(columns={frame.columns[0]: "code", frame.columns[1]: "parent"})
+        if not {"code", "parent"} <= set(frame.columns):  # a file without its header would lose its first row
+            raise DataError(
+                f"the hierarchy file {path!r} must be a CSV whose header names the columns 'code' and 'parent' "
+                f"(one row per code; an empty parent for a top-level code). Its header is {','.join(map(str, frame.columns))!r}."
+            )
         h = Hierarchy.from_parent_child(frame, level_names=names)
     if names is None:
         h = Hierarchy(h.leaves, {f"{var}{i + 1}": codes for i, codes in enumerate(h.levels.values())}, h.groups)
@@ -225,14 +228,13 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         publication = publication_from_args(args, table, hierarchies, zeros=True if args.zeros else None)
         mech = SmallCountRounding(publication, base=args.base)
         [res] = mech.sample(table, rng=rng, progress=progress_from_args(args))
-    out = _release_frame(res)
     summary = f"{res!r}"
     _record_mechanism(outputs.manifest, mech, args)
     outputs.manifest.extra["method"] = args.method
     outputs.manifest.extra["formula"] = args.formula
-    outputs.write_frame(out, target)
+    n_written = _write_release(res, outputs, target)
     if not args.quiet:
-        print(f"{summary}; wrote {len(out):,} published cells to {args.output} (and its manifest)")
+        print(f"{summary}; wrote {n_written:,} published cells to {args.output} (and its manifest)")
     return 0
 
 
@@ -265,6 +267,28 @@ def _record_mechanism(manifest: Any, mech: Any, args: argparse.Namespace) -> Non
             entry["ptable"] = {"class": type(ptable).__name__, "file": args.ptable, **{str(k): v if isinstance(v, (str, int, float, bool, type(None))) else str(v) for k, v in ptable.params.items()}}
         if hasattr(mech, "threshold_"):  # the magnitude method suppresses nothing
             entry["threshold_in_use"] = mech.threshold_
+
+
+def _write_release(res: Any, outputs: Any, target: Any) -> int:
+    """Write the release (:func:`_release_frame`'s columns); returns the number of published cells.
+
+    A table of counts written to CSV goes straight from the publication's coded labels to the file
+    (:meth:`~cellsafe.io.OutputSet.write_coded_csv`, the same bytes as the frame's ``to_csv``);
+    anything else through the frame.
+    """
+    pub = res.publication
+    if getattr(res, "measure", "count") == "count" and getattr(res, "suppression", None) is None:
+        coded = pub.cell_codes()
+        name = next(n for n in ("table", "table_id", "table_id_") if n not in coded and n != "count")
+        crossings = [":".join(c) if c else "Total" for c in pub.crossings]
+        from ..io import CodedColumn
+
+        columns = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()), res.released]
+        if outputs.write_coded_csv([name, *coded, "count"], columns, target):
+            return int(pub.n_published)
+    out = _release_frame(res)
+    outputs.write_frame(out, target)
+    return len(out)
 
 
 def _release_frame(res: Any) -> Any:

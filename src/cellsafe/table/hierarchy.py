@@ -282,7 +282,7 @@ class Hierarchy:
             dup = next(k for i, k in enumerate(kids) if k in kids[:i])
             raise DataError(f"code {dup!r} appears more than once in the hierarchy (a code has one parent).")
         parent_of = dict(zip(kids, parents))
-        for k, p in parent_of.items():
+        for p in parents:
             if p is not None and p not in parent_of:
                 parent_of[p] = None  # a parent never listed as a child: top level
         has_kids = {p for p in parent_of.values() if p is not None}
@@ -303,6 +303,8 @@ class Hierarchy:
                 depth[x] = base
             return depth[code]
 
+        for code in parent_of:  # raises on a cycle before the walk up from the leaves below could loop forever
+            depth_of(code)
         pos = {x: i for i, x in enumerate(leaves)}
         members: dict[str, list[int]] = {a: [] for a in parent_of if a in has_kids}
         for leaf in leaves:

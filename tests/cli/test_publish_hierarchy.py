@@ -1,0 +1,84 @@
+"""cellsafe publish over a hierarchy given as a tau-Argus .hrc file or a CSV of code,parent: small count rounding is
+additive through every level, the cell key method publishes the aggregates' codes, and bad hierarchy files are refused
+with a message saying what to fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cellsafe.cli.main import main
+
+COUNTS = {("m1", "F"): 5, ("m1", "M"): 1, ("m2", "F"): 7, ("m2", "M"): 8, ("m3", "F"): 2, ("m3", "M"): 9,
+          ("m4", "F"): 6, ("m4", "M"): 4}
+PARENT = {"m1": "D1", "m2": "D1", "m3": "D2", "m4": "D3", "D1": "R1", "D2": "R1", "D3": "R2"}
+FORMULA = "region*sex + district*sex + geo"
+
+
+def _people(tmp_path):
+    rows = [{"geo": g, "sex": s} for (g, s), n in COUNTS.items() for _ in range(n)]
+    pd.DataFrame(rows).to_csv(tmp_path / "people.csv", index=False)
+    return tmp_path / "people.csv"
+
+
+def _publish(tmp_path, hierarchy, *method):
+    out = tmp_path / "out.csv"
+    code = main(["publish", str(_people(tmp_path)), "--variables", "geo,sex", "--hierarchy", hierarchy,
+                 "--formula", FORMULA, *method, "--output", str(out), "--overwrite", "--quiet"])
+    return code, out
+
+
+@pytest.mark.parametrize("form", ["hrc", "csv", "csv-without-roots"])
+def test_rounding_is_additive_through_every_level(tmp_path, form):
+    if form == "hrc":
+        path = tmp_path / "geo.hrc"
+        path.write_text("R1\n@D1\n@@m1\n@@m2\n@D2\n@@m3\nR2\n@D3\n@@m4\n")
+    else:
+        rows = [] if form == "csv-without-roots" else ["R1,", "R2,"]
+        path = tmp_path / "geo.csv"
+        path.write_text("\n".join(["code,parent", *rows, *(f"{c},{p}" for c, p in PARENT.items())]) + "\n")
+    code, out = _publish(tmp_path, f"geo={path}:region,district", "--method", "scr", "--base", "3", "--seed", "1")
+    assert code == 0
+    f = pd.read_csv(out, dtype=str, keep_default_na=False).set_index(["geo", "sex"])["count"].astype(int)
+    assert not ((f > 0) & (f < 3)).any()
+    for sex in ("F", "M"):
+        for parent in ("D1", "D2", "D3", "R1", "R2"):
+            kids = [c for c, p in PARENT.items() if p == parent]
+            if parent.startswith("D"):
+                continue  # municipalities are published by total only
+            assert f[parent, sex] == sum(f[k, sex] for k in kids)
+    for parent in ("D1", "D2", "D3"):
+        assert f[parent, "Total"] == sum(f[c, "Total"] for c, p in PARENT.items() if p == parent)
+    assert f["Total", "Total"] == f["R1", "Total"] + f["R2", "Total"]
+
+
+def test_cell_key_method_publishes_aggregate_codes(tmp_path):
+    path = tmp_path / "geo.hrc"
+    path.write_text("R1\n@D1\n@@m1\n@@m2\n@D2\n@@m3\nR2\n@D3\n@@m4\n")
+    code, out = _publish(tmp_path, f"geo={path}:region,district", "--method", "ckm", "--D", "3", "--V", "1.5", "--js", "0", "--seed", "3")
+    assert code == 0
+    f = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert {"R1", "R2", "D1", "D2", "D3", "m1", "m4", "Total"} <= set(f["geo"])
+    assert np.all(f["count"].astype(int) >= 0)
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("geo.csv", "m1,D1\nm2,D1\nm3,D2\nm4,D3\nD1,R1\nD2,R1\nD3,R2\n", "header names the columns 'code' and 'parent'"),
+        ("geo.csv", "code,parent\nm1,D1\nm2,D1\nm3,D2\nD1,R1\nD2,R1\n", "'m4' is not a leaf of the hierarchy"),
+        ("geo.csv", "code,parent\nm1,D1\nm1,D2\nm2,D1\nm3,D2\nm4,D2\n", "appears more than once"),
+        ("geo.csv", "code,parent\nm1,D1\nD1,m1\nm2,D1\nm3,D1\nm4,D1\n", "cycle"),
+        ("geo.hrc", "R1\n@@m1\n", "more than one below the line before"),
+        ("missing.hrc", None, "does not exist"),
+    ],
+)
+def test_bad_hierarchy_files_are_refused(tmp_path, capsys, name, text, message):
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    code, out = _publish(tmp_path, f"geo={path}:region,district", "--method", "scr", "--base", "3", "--seed", "1")
+    err = capsys.readouterr().err
+    assert code == 2 and message in err, err
+    assert not out.exists()
