@@ -22,7 +22,7 @@ import numpy as np
 
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["Rule", "parse_rule"]
+__all__ = ["Rule", "parse_rule", "primary_cells"]
 
 
 @dataclass(frozen=True)
@@ -117,3 +117,39 @@ def parse_rule(spec: Any) -> Rule:
         f"cannot read suppression rule {spec!r}; write 'freq<=3' (counts 1..3), 'p%=15' (p% rule) or 'nk(1,85)' "
         "((n, k)-dominance)."
     )
+
+
+def primary_cells(
+    rules: Any,
+    counts: np.ndarray,
+    values: np.ndarray | None = None,
+    top: np.ndarray | None = None,
+    protect_zeros: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cells some rule makes primary, and the protection each needs (the largest its rules ask).
+
+    ``counts`` are what the frequency rule counts (records, or contributors in a magnitude table).
+    The protection is 0 for cells only the frequency rule flags (an interval of positive width).
+
+    Examples
+    --------
+    >>> top = np.array([[80.0, 15.0], [50.0, 30.0]])
+    >>> primary_cells(["p%=15", "freq<=1"], np.array([3, 3]), np.array([100.0, 100.0]), top)
+    (array([ True, False]), array([7., 0.]))
+    """
+    parsed = [parse_rule(r) for r in ([rules] if isinstance(rules, (str, Rule)) else rules)]
+    counts = np.asarray(counts)
+    primary = np.zeros(counts.shape[0], dtype=bool)
+    required = np.zeros(counts.shape[0])
+    for rule in parsed:
+        if rule.needs_contributions and (values is None or top is None):
+            raise InvalidArgumentError(
+                f"rule {str(rule)!r} needs a magnitude table (a value and its contributions); frequency tables take "
+                "'freq<=N' rules."
+            )
+        flagged = rule.sensitive(counts, values, top, protect_zeros)
+        primary |= flagged
+        need = rule.protection(values, top)
+        if need is not None:
+            required = np.where(flagged, np.maximum(required, need), required)
+    return primary, required

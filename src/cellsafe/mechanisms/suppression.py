@@ -49,7 +49,7 @@ from ..table import CountTable, Hierarchy, check_table
 from ._base import Mechanism
 from ._gauss import candidate_order, gauss_secondary
 from ._intervals import protect_intervals
-from ._primary import Rule, parse_rule
+from ._primary import Rule, parse_rule, primary_cells
 from ._singleton import singleton_secondary, sole_contributors_of_counts, virtual_primaries
 
 __all__ = ["CellSuppression", "suppress_cells", "cell_mask"]
@@ -84,23 +84,10 @@ def suppress_cells(
     several).  ``forced`` cells are published (a primary among them is an error), ``hidden`` ones
     withheld (status 'secondary' unless primary); both bool arrays over the published cells.
     """
-    parsed = [parse_rule(r) for r in rules]
     counts = np.asarray(counts)
     n = counts.shape[0]
     freq = np.asarray(n_contributors) if n_contributors is not None else counts
-    primary = np.zeros(n, dtype=bool)
-    required = np.zeros(n)
-    for rule in parsed:
-        if rule.needs_contributions and (values is None or top is None):
-            raise InvalidArgumentError(
-                f"rule {str(rule)!r} needs a magnitude table (a value and its contributions); frequency tables take "
-                "'freq<=N' rules."
-            )
-        flagged = rule.sensitive(freq, values, top, protect_zeros)
-        primary |= flagged
-        need = rule.protection(values, top)
-        if need is not None:
-            required = np.where(flagged, np.maximum(required, need), required)
+    primary, required = primary_cells(rules, freq, values, top, protect_zeros)
     forced = np.zeros(n, dtype=bool) if forced is None else np.asarray(forced, dtype=bool)
     hidden = np.zeros(n, dtype=bool) if hidden is None else np.asarray(hidden, dtype=bool) & ~forced
     if np.any(forced & primary):
