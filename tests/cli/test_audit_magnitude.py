@@ -1,0 +1,82 @@
+"""cellsafe audit on a magnitude publication written by cellsafe publish --method suppress --value --contributor."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from cellsafe.cli.main import main
+
+
+def _firms(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 90
+    df = pd.DataFrame(
+        {
+            "sector": rng.choice(list("ABCD"), n),
+            "region": rng.choice(["N", "S", "E"], n),
+            "firm": rng.integers(0, 70, n),
+            "turnover": np.round(rng.lognormal(3, 1.0, n), 1),
+        }
+    )
+    df.loc[len(df)] = ["A", "N", 900, 4000.0]  # a dominant enterprise
+    path = tmp_path / "firms.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+COMMON = ["--variables", "sector,region", "--formula", "sector*region", "--value", "turnover", "--contributor", "firm",
+          "--rule", "p%=15", "--rule", "freq<=2"]
+
+
+def test_audit_reports_required_widths_and_passes(tmp_path, capsys):
+    data = _firms(tmp_path)
+    out = tmp_path / "turnover.csv"
+    assert main(["publish", str(data), *COMMON, "--method", "suppress", "--output", str(out), "--quiet"]) == 0
+    frame = pd.read_csv(out, keep_default_na=False)
+    assert (frame["suppression"] == "primary").any()
+    intervals = tmp_path / "intervals.csv"
+    assert main(["audit", str(out), str(data), *COMMON, "--output", str(intervals)]) == 0
+    assert "passed" in capsys.readouterr().out
+    iv = pd.read_csv(intervals)
+    primary = iv[iv["suppression"] == "primary"]
+    assert (primary["required"] > 0).any() and iv["safe"].all()
+    assert (primary["upper"] - primary["turnover"] >= primary["required"] - 1e-6).all()
+    # the same publication audited without the rules asks only positive widths
+    assert main(["audit", str(out), str(data), *COMMON[:8], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["passed"] is True
+
+
+def test_audit_flags_a_published_sensitive_cell_and_a_narrow_interval(tmp_path, capsys):
+    data = _firms(tmp_path)
+    out = tmp_path / "turnover.csv"
+    assert main(["publish", str(data), *COMMON, "--method", "suppress", "--output", str(out), "--quiet"]) == 0
+    frame = pd.read_csv(out)
+    frame["suppression"] = frame["suppression"].fillna("")
+    truth = pd.read_csv(data).groupby(["sector", "region"])["turnover"].sum()
+    inner = (frame["sector"] != "Total") & (frame["region"] != "Total")
+    # publish the inner secondary cells again: the primaries are left with their margins alone
+    leaked = frame.copy()
+    sec = (leaked["suppression"] == "secondary") & inner
+    leaked.loc[sec, "turnover"] = [truth[k] for k in zip(leaked.loc[sec, "sector"], leaked.loc[sec, "region"])]
+    leaked.loc[sec, "suppression"] = ""
+    leaked.to_csv(tmp_path / "leaked.csv", index=False)
+    assert main(["audit", str(tmp_path / "leaked.csv"), str(data), *COMMON]) == 1
+    assert "narrower than required" in capsys.readouterr().out
+    # publish a primary cell: the rules say it is sensitive
+    shown = frame.copy()
+    first = shown.index[(shown["suppression"] == "primary") & inner][0]
+    shown.loc[first, "turnover"] = truth[(shown.loc[first, "sector"], shown.loc[first, "region"])]
+    shown.loc[first, "suppression"] = ""
+    shown.to_csv(tmp_path / "shown.csv", index=False)
+    assert main(["audit", str(tmp_path / "shown.csv"), str(data), *COMMON, "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["n_sensitive_published"] == 1
+
+
+def test_magnitude_rule_without_value_refused(tmp_path, capsys):
+    data = _firms(tmp_path)
+    code = main(["audit", str(data), str(data), "--variables", "sector,region", "--formula", "sector*region",
+                 "--rule", "p%=15"])
+    assert code == 2 and "need --value" in capsys.readouterr().err
