@@ -82,3 +82,28 @@ def test_bad_hierarchy_files_are_refused(tmp_path, capsys, name, text, message):
     err = capsys.readouterr().err
     assert code == 2 and message in err, err
     assert not out.exists()
+
+
+def test_compare_and_report_read_a_hierarchical_suppressed_publication(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "geo.csv"
+    path.write_text("\n".join(["code,parent", *(f"{c},{p}" for c, p in PARENT.items())]) + "\n")
+    hierarchy = f"geo={path}:region,district"
+    code, out = _publish(tmp_path, hierarchy, "--method", "suppress", "--rule", "freq<=2")
+    assert code == 0
+    people = str(tmp_path / "people.csv")
+    common = ["--variables", "geo,sex", "--hierarchy", hierarchy, "--sensitive", "sex", "--keys", "geo"]
+    assert main(["compare", people, *common, "--formula", FORMULA, "--published", f"sup={out}", "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)["sup"]
+    assert compared["additive"] is False  # withheld cells are restored before the risk
+    html = tmp_path / "report.html"
+    assert main(["report", people, *common, "--publication-formula", FORMULA, "--published", f"sup={out}",
+                 "--output", str(html), "--quiet"]) == 0
+    [entry] = json.loads(html.with_suffix(".json").read_text())["sections"]["published"]
+    assert entry["hellinger_utility"] == compared["hellinger_utility"]
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)["suppression"]
+    assert entry["suppression"] == {"primary": int((written == "primary").sum()),
+                                    "secondary": int((written == "secondary").sum()),
+                                    "audited": int((written != "").sum()), "unsafe": 0, "passed": True}
+    assert "cells pinned down" in html.read_text()

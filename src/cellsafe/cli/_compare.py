@@ -15,6 +15,7 @@ from ..io import provenance_notes, read_records
 from ..metrics import compare_published
 from ..published import DEFAULT_MAX_INNER, Publication
 from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, note, parse_list, print_json
+from ._publish import hierarchies_from_args
 
 _EXAMPLES = """\
 examples:
@@ -41,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", metavar="INNER", help="the original data: microdata, or a frequency table with --count")
     add_input_options(p)
     p.add_argument("--formula", required=True, metavar="F", help="the published crossings, e.g. 'a*b + a*c'")
+    p.add_argument("--hierarchy", action="append", default=[], metavar="VAR=FILE[:LEVELS]",
+                   help="hierarchy of a published variable, as for cellsafe publish (repeatable)")
     p.add_argument("--published", required=True, action="append", metavar="NAME=FILE",
                    help="a protected published table (repeat for several)")
     p.add_argument("--sensitive", required=True, metavar="VAR", help="the sensitive variable")
@@ -79,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         note(text)
     # expected inner frequencies spread mass over the zero combinations too (001 section 7), where they fit
     zeros = table.n_cells - table.n_structural_zeros <= DEFAULT_MAX_INNER
-    pub = Publication.from_formula(table, args.formula, zeros=zeros)
+    pub = Publication.from_formula(table, args.formula, hierarchies=hierarchies_from_args(args) or None, zeros=zeros)
     results = {
         name: compare_published(table, _published(path), args.sensitive, keys, publication=pub, beta=args.beta)
         for name, path in pairs

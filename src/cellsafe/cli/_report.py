@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..exceptions import InvalidArgumentError
 from ._common import EXAMPLES_FORMATTER, add_output_options, add_table_input, outputs_from_args, parse_counts, parse_float_list, parse_list, table_from_args
+from ._publish import hierarchies_from_args
 
 _EXAMPLES = """\
 examples:
@@ -60,6 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--published", action="append", default=[], metavar="NAME=FILE",
                    help="a protected published table (as cellsafe publish writes it): F-beta risk and Hellinger utility")
     g.add_argument("--publication-formula", default=None, metavar="F", help="the published crossings, e.g. 'a*b + a*c'")
+    g.add_argument("--hierarchy", action="append", default=[], metavar="VAR=FILE[:LEVELS]",
+                   help="hierarchy of a published variable, as for cellsafe publish (repeatable)")
     g.add_argument("--beta", type=float, default=0.5, help="F-beta weight of recall (default 0.5)")
     g.add_argument("--keys", default=None, metavar="A,B", help="key variables an intruder knows (F-beta, DiSCO, TCAP)")
     g.add_argument("--sensitive", default=None, metavar="T", help="the variable an intruder wants to learn")
@@ -93,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     html_path = Path(args.output)
     json_path = html_path.with_suffix(".json")
-    inputs = [args.input, args.structural_zeros, args.budget_log, *published.values()]
+    inputs = [args.input, args.structural_zeros, args.budget_log, *published.values(),
+              *[h.partition("=")[2].rsplit(":", 1)[0] for h in args.hierarchy]]
     with outputs_from_args(args, inputs) as out:
         tmp_html = out.file(html_path, "--output", formats=())
         tmp_json = out.file(json_path, "--output (its JSON)", formats=("json",))
@@ -123,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
             family=args.family,
             published=published,
             publication_formula=args.publication_formula,
+            hierarchies=hierarchies_from_args(args) or None,
             beta=args.beta,
             k=k,
             p=p,

@@ -67,6 +67,64 @@ class PublishedTable(Result):
     suppression: np.ndarray | None = field(default=None, repr=False)
     measure: str = "count"
 
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        publication: Publication,
+        original: "CountTable | np.ndarray",
+        *,
+        column: str = "count",
+        method: str = "file",
+        mechanism: str = "",
+    ) -> "PublishedTable":
+        """A release read back from its long format (as ``cellsafe publish`` writes it), to audit or compare.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            One row per published cell: the variables (a category, an aggregate's code or
+            ``'Total'``), ``column`` (empty where withheld) and, after cell suppression, a
+            ``suppression`` column (``'primary'``, ``'secondary'`` or empty).
+        publication : Publication
+            The published cells (the same formula and hierarchies as the release).
+        original : CountTable or array over the published cells
+            The original data (aggregated by ``publication``) or its published values.
+        column : str, default 'count'
+            The released value's column.
+        method, mechanism : str
+            What made the release, when known.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from cellsafe.table import CountTable, Variable
+        >>> t = CountTable.from_dense(np.array([[1, 9], [7, 8]]), [Variable("a", ["x", "y"]), Variable("b", ["u", "v"])])
+        >>> pub = Publication.from_formula(t, "a + b")
+        >>> frame = pd.DataFrame({"a": ["Total", "x", "y", "Total", "Total"], "b": ["Total", "Total", "Total", "u", "v"],
+        ...                       "count": [25, np.nan, 15, np.nan, 17], "suppression": ["", "primary", "", "secondary", ""]})
+        >>> rel = PublishedTable.from_frame(frame, pub, t)
+        >>> rel.n_suppressed, rel.suppression.tolist()
+        (2, ['', 'primary', '', 'secondary', ''])
+        """
+        released = publication.align(frame, count=column)
+        status = None
+        if "suppression" in frame.columns:
+            marks = frame["suppression"].fillna("").astype(str).str.strip()
+            unknown = sorted(set(marks) - {"", "primary", "secondary"})
+            if unknown:
+                raise DataError(
+                    f"the 'suppression' column may hold 'primary', 'secondary' or nothing. Got {unknown[:3]}; "
+                    "give the file as cellsafe publish wrote it."
+                )
+            code = publication.align(frame.assign(**{column: marks.map({"": 0, "primary": 1, "secondary": 2})}), count=column)
+            status = np.full(publication.n_published, "", dtype=object)
+            status[code == 1] = "primary"
+            status[code == 2] = "secondary"
+        values = publication.aggregate(original) if isinstance(original, CountTable) else np.asarray(original)
+        return cls(publication=publication, original=values, released=released, method=method, mechanism=mechanism,
+                   suppression=status, measure=column)
+
     # ------------------------------------------------------------------ counts
     @property
     def n_published(self) -> int:

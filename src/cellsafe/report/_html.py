@@ -304,6 +304,17 @@ def _published(r: Any) -> str:
                      _num(k["plain"]["f_beta"]), _num(k["know_yourself"]["f_beta"]),
                      f"{_num(k['plain']['a'])} / {_num(k['plain']['b'])} / {_num(k['plain']['c'])}"])
     e0 = r.sections["published"][0]
+    audited = [e for e in r.sections["published"] if e.get("suppression")]
+    audit = ""
+    if audited:
+        arows = [[_e(e["name"]), _num(e["suppression"]["primary"]), _num(e["suppression"]["secondary"]),
+                  _num(e["suppression"]["unsafe"]), "passed" if e["suppression"]["passed"] else "FAILED"] for e in audited]
+        audit = (
+            "<p>Cell suppression: every withheld cell's interval, computed by an attacker from everything published "
+            "with counts known to be non-negative (linear programs, <code>cellsafe audit</code>), must not pin the "
+            "cell down.</p>"
+            + _table(["table", "primary", "secondary", "cells pinned down", "audit"], arows)
+        )
     return (
         f"<p>Each published table after the same post-processing (001: additivity restored, expected inner "
         f"frequencies), as <code>cellsafe compare</code>: formula <code>{_e(e0['formula'])}</code>, sensitive "
@@ -311,6 +322,7 @@ def _published(r: Any) -> str:
         f"{_e(GLOSSARY['f_beta'])}</p>"
         + _table(["table", "additive", _g("hellinger", "Hellinger, published"), "Hellinger, restored",
                   _g("f_beta", "F-beta, plain"), "F-beta, know yourself", "a / b / c (plain)"], rows)
+        + audit
     )
 
 

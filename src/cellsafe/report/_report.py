@@ -151,7 +151,12 @@ class Report:
         post-processing (:func:`cellsafe.metrics.compare_published`, as ``cellsafe compare``), with
         ``keys`` and ``sensitive``.
     publication_formula : str, optional
-        The published crossings, e.g. ``'a*b + a*c'`` (needed with ``published``).
+        The published crossings, e.g. ``'a*b + a*c'`` (needed with ``published``); with
+        ``hierarchies``, levels may be named (``'region*sex + district'``).
+    hierarchies : mapping of str to Hierarchy, optional
+        Hierarchies of the published variables.  A published table with a ``suppression`` column
+        (cell suppression) is also audited (:func:`cellsafe.metrics.audit_suppression`): the
+        attacker's interval of every withheld cell.
     beta : float
         F-beta weight of recall.
     k : sequence of int
@@ -192,6 +197,7 @@ class Report:
         family: str = "gaussian",
         published: Mapping[str, Any] | None = None,
         publication_formula: str | None = None,
+        hierarchies: Mapping[str, Any] | None = None,
         beta: float = 0.5,
         k: Sequence[int] = (1, 2),
         p: Sequence[float] = (1, 5, 10, 50),
@@ -233,7 +239,7 @@ class Report:
         self._build_empirical()
         self._build_frontier(frontier)
         self._build_transitions()
-        self._build_published(published or {}, publication_formula, sensitive, keys, beta)
+        self._build_published(published or {}, publication_formula, hierarchies, sensitive, keys, beta)
         self._build_microdata(records, keys, sensitive, formula, family, rng)
         self._build_budget(budget_log)
         self._build_provenance()
@@ -336,7 +342,9 @@ class Report:
                         "p": {str(jj): [float(v) for v in t.loc[jj].to_numpy()] for jj in j}})
         self.sections["transitions"] = out
 
-    def _build_published(self, published: Mapping[str, Any], formula: Any, sensitive: Any, keys: Any, beta: float) -> None:
+    def _build_published(
+        self, published: Mapping[str, Any], formula: Any, hierarchies: Any, sensitive: Any, keys: Any, beta: float
+    ) -> None:
         from ..metrics import compare_published
         from ..published import DEFAULT_MAX_INNER, Publication
 
@@ -349,16 +357,30 @@ class Report:
                 )
             # as cellsafe compare: expected inner frequencies spread over the zero combinations where they fit
             zeros = self.table.n_cells - self.table.n_structural_zeros <= DEFAULT_MAX_INNER
-            pub = Publication.from_formula(self.table, formula, zeros=zeros)
+            pub = Publication.from_formula(self.table, formula, hierarchies=hierarchies or None, zeros=zeros)
         for name, frame in published.items():
             if not hasattr(frame, "columns"):
                 frame = read_published(frame)
             r = compare_published(self.table, frame, sensitive, list(keys), publication=pub, beta=beta)
             d = r.to_dict()
             # the restored and expected inner cells are as many as the table's: the report keeps the measures
-            out.append({"name": name, "formula": formula, "sensitive": sensitive, "keys": list(keys), "beta": beta,
-                        **{k: d[k] for k in ("additive", "hellinger_utility", "risk")}})
+            entry = {"name": name, "formula": formula, "sensitive": sensitive, "keys": list(keys), "beta": beta,
+                     **{k: d[k] for k in ("additive", "hellinger_utility", "risk")}}
+            if "suppression" in frame.columns:
+                entry["suppression"] = self._audit(frame, formula, hierarchies)
+            out.append(entry)
         self.sections["published"] = out
+
+    def _audit(self, frame: Any, formula: Any, hierarchies: Any) -> dict[str, Any]:
+        """Suppressed cells of a published frame and their audit (inner cells: the non-empty ones, as cellsafe audit)."""
+        from ..metrics import audit_suppression
+        from ..published import Publication, PublishedTable
+
+        pub = Publication.from_formula(self.table, formula, hierarchies=hierarchies or None, zeros=False)
+        audit = audit_suppression(PublishedTable.from_frame(frame, pub, self.table))
+        status = audit.release.suppression
+        return {"primary": int((status == "primary").sum()), "secondary": int((status == "secondary").sum()),
+                "audited": int(audit.cells.shape[0]), "unsafe": audit.n_unsafe, "passed": audit.passed}
 
     def _build_microdata(self, records: Any, keys: Any, sensitive: Any, formula: Any, family: str, rng: int) -> None:
         from ..metrics.microdata import evaluate_microdata
