@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 from cellsafe.cli.main import main
 
@@ -59,7 +59,9 @@ def test_generated_ptable_seeded_keys_and_holdings(tmp_path):
         (["--record-key", "rk"], "sector,region,turnover,rk\nA,N,12,0.5\nB,S,3,1.5\n", "out-of-range key"),
         (["--record-key", "rk"], "sector,region,turnover,rk\nA,N,12,1\nB,S,3,2\n", "uniform numbers in [0, 1)"),
         (["--fp", None], None, "needs --fp X"),
-        (["--rule", "p%=15"], None, "--rule does not apply"),
+        (["--rule", "p%=15"], None, "give both"),
+        (["--mu-c", "2"], None, "give both"),
+        (["--protect-zeros"], None, "--protect-zeros does not apply"),
         (["--js", "2"], None, "--js does not apply"),
         (["--epsilon", "1,x"], None, "--epsilon takes numbers"),
         (["--top-k", "2", "--epsilon", "1"], None, "'epsilon' parameter of CellKeyMagnitude"),
@@ -92,3 +94,16 @@ def test_magnitude_options_need_value(tmp_path, capsys):
     code = main(["publish", RECORDS, "--variables", "sector,region", "--formula", "sector*region", "--method", "ckm",
                  "--fp", "100", "--output", str(tmp_path / "x.csv")])
     assert code == 2 and "apply to --method ckm --value only" in capsys.readouterr().err
+
+
+def test_extra_noise_for_the_cells_a_rule_flags(tmp_path):
+    """--rule 'freq<=3' --mu-c 2: setting B of the R fixture, whose sensitive cells have at most 3 records."""
+    base = ["publish", RECORDS, *COMMON, "--record-key", "rkey", "--ptable", str(REF / "nums_ptable.csv"), "--fp", "1000",
+            "--p-small", "0.25", "--q", "2", "--use-zero-rkeys"]
+    assert main([*base, "--rule", "freq<=3", "--mu-c", "2", "--output", str(tmp_path / "b.csv")]) == 0
+    assert main([*base, "--output", str(tmp_path / "plain.csv")]) == 0
+    flagged = pd.read_csv(tmp_path / "b.csv", keep_default_na=False)
+    plain = pd.read_csv(tmp_path / "plain.csv", keep_default_na=False)
+    ref = flagged.merge(pd.read_csv(REF / "cells.csv", keep_default_na=False), on=["sector", "region"])
+    changed = (flagged["turnover"] != plain["turnover"]).to_numpy()
+    assert_array_equal(changed, ref["sensitive_B"].astype(str).eq("TRUE").to_numpy())

@@ -284,3 +284,25 @@ def test_hierarchical_publication(r_ptable):
     top = frame[frame["region"] == "all"]
     assert len(top) == 1 and float(top["original"].iloc[0]) == 100.0
     assert_allclose(float(top["cell_key"].iloc[0]), 0.95, atol=1e-12)
+
+
+def test_sensitive_cells_from_primary_rules(r_ptable, records, r_cells):
+    """Setting B's sensitive cells (at most 3 contributors) are those of the rule 'freq<=3'."""
+    mech = CellKeyMagnitude(r_ptable, "sector*region", fp=1000, p_small=0.25, q=2, mu_c=2, same_key=False, use_zero_rkeys=True)
+    res = mech.perturb(records, variables=["sector", "region"], value="turnover", record_key="rkey", sensitive="freq<=3")
+    ref = res.publication.cells().merge(r_cells, on=["sector", "region"], how="left")
+    assert_allclose(res.released, ref["released_B"], rtol=1e-10)
+    # a p% rule: a cell whose remainder after its two largest contributions is below 15% of the largest
+    plain = mech.with_params(mu_c=0.0).perturb(records, variables=["sector", "region"], value="turnover", record_key="rkey")
+    flagged = mech.perturb(records, variables=["sector", "region"], value="turnover", record_key="rkey", sensitive=["p%=15"])
+    x = plain.original
+    cells = res.publication.cells()
+    for i in range(len(cells)):
+        m = np.ones(len(records), bool)
+        for var in ("sector", "region"):
+            if cells[var].iloc[i] != "Total":
+                m &= (records[var] == cells[var].iloc[i]).to_numpy()
+        v = np.sort(records["turnover"].to_numpy()[m])[::-1]
+        is_sensitive = x[i] - v[0] - (v[1] if v.size > 1 else 0.0) < 0.15 * v[0]
+        assert (flagged.released[i] != plain.released[i]) == is_sensitive
+    assert np.sum(flagged.released != plain.released) == 2  # the rule flags some cells, not all

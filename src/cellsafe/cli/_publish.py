@@ -51,6 +51,11 @@ examples:
   cellsafe publish firms.parquet --variables nace,region --formula "nace*region" --method suppress \\
       --value turnover --contributor firm_id --rule 'p%=15' --rule 'freq<=2' --output turnover.csv
 
+  # the cell key method on the same magnitude table: noise scaled to the 3 largest contributions
+  cellsafe publish firms.parquet --variables nace,region --formula "nace*region" --method ckm \\
+      --value turnover --contributor firm_id --record-key rkey --fp 5000 --top-k 3 --epsilon 1,0.5,0.2 \\
+      --output turnover_ckm.csv
+
 Writes the published cells in long format: the variables ('Total' where a cell aggregates) and 'count'
 (empty where the cell key method suppressed a cell), or the summed value; cell suppression adds a 'suppression'
 column (primary, secondary or empty).  --hierarchy VAR=FILE[:LEVEL,...] reads a tau-Argus .hrc file (a leading '@'
@@ -171,8 +176,9 @@ def run(args: argparse.Namespace) -> int:
 def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any, target: Any) -> int:
     hierarchies = hierarchies_from_args(args)
     magnitude_ckm = args.method == "ckm" and bool(args.value)
-    if not magnitude_ckm and (args.fp is not None or args.epsilon or args.step is not None or args.icat or args.use_zero_rkeys):
-        raise InvalidArgumentError("--fp, --epsilon, --step, --icat and --use-zero-rkeys apply to --method ckm --value only.")
+    if not magnitude_ckm and (args.fp is not None or args.epsilon or args.step is not None or args.icat or args.use_zero_rkeys
+                              or args.mu_c is not None):
+        raise InvalidArgumentError("--fp, --epsilon, --step, --icat, --use-zero-rkeys and --mu-c apply to --method ckm --value only.")
     if args.method != "suppress" and not magnitude_ckm and (args.rule or args.value or args.contributor or args.protect_zeros):
         raise InvalidArgumentError(
             "--rule, --value, --contributor and --protect-zeros apply to --method suppress only (--value and "

@@ -27,6 +27,8 @@ def add_magnitude_ckm_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--q", type=float, default=3.0, metavar="Q", help="steepness of the flex function, >= 1 (default 3)")
     g.add_argument("--epsilon", metavar="E,E,...", help="weights of the --top-k components: 1 first, non-increasing (default all 1)")
     g.add_argument("--use-zero-rkeys", action="store_true", help="cell keys also sum the keys of records whose value is 0")
+    g.add_argument("--mu-c", type=float, default=None, metavar="MU",
+                   help="extra noise for the cells the --rule options flag (e.g. --rule 'p%%=15' --mu-c 2)")
     g.add_argument("--step", type=int, default=None, metavar="S", help="generated ptable: noise on a grid of 1/S (default 2)")
     g.add_argument("--icat", metavar="I,I,...", help="generated ptable: reference rows, with 1 and D (default 1,D)")
 
@@ -37,7 +39,12 @@ def publish_magnitude_ckm(args: argparse.Namespace, names: list[str], rng: Any, 
         raise InvalidArgumentError("the cell key method for magnitude tables runs locally; drop --engine spark.")
     if args.count:
         raise InvalidArgumentError(f"--value needs microdata (one row per record); drop --count {args.count!r}.")
-    for flag, given in (("--rule", args.rule), ("--protect-zeros", args.protect_zeros), ("--js", args.js is not None),
+    if bool(args.rule) != (args.mu_c is not None):
+        raise InvalidArgumentError(
+            "with the cell key method for magnitude tables, --rule says which cells get the extra noise --mu-c: "
+            "give both (e.g. --rule 'p%=15' --mu-c 2) or neither."
+        )
+    for flag, given in (("--protect-zeros", args.protect_zeros), ("--js", args.js is not None),
                         ("--threshold", args.threshold is not None), ("--zeros", args.zeros)):
         if given:
             raise InvalidArgumentError(f"{flag} does not apply to the cell key method for magnitude tables (--method ckm --value).")
@@ -55,10 +62,10 @@ def publish_magnitude_ckm(args: argparse.Namespace, names: list[str], rng: Any, 
             raise InvalidArgumentError(f"--epsilon takes numbers separated by commas (e.g. 1,0.5). Got {args.epsilon!r}.") from None
     mech = CellKeyMagnitude(
         ptable, args.formula, fp=args.fp, top_k=args.top_k, p_small=args.p_small, p_large=args.p_large, q=args.q,
-        epsilon=epsilon, use_zero_rkeys=args.use_zero_rkeys,
+        epsilon=epsilon, mu_c=0.0 if args.mu_c is None else args.mu_c, use_zero_rkeys=args.use_zero_rkeys,
     )
     res = mech.perturb(args.input, variables=names, value=args.value, contributor=args.contributor,
-                       record_key=args.record_key, hierarchies=hierarchies or None, rng=rng)
+                       record_key=args.record_key, hierarchies=hierarchies or None, sensitive=args.rule or None, rng=rng)
     return res, mech
 
 

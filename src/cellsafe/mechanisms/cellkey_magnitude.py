@@ -25,6 +25,7 @@ from ..io import FLOAT_KEY_BITS, aggregate_contributions
 from ..published import Publication, PublishedTable, check_publication_spec, publication_for, top_contributions
 from ..table import CountTable, Hierarchy, encode_cells
 from ._base import Mechanism
+from ._primary import Rule, parse_rule
 from .magnitude_ptable import MagnitudePTable
 
 __all__ = ["CellKeyMagnitude", "flex_multiplier"]
@@ -75,7 +76,7 @@ class CellKeyMagnitude(Mechanism):
         (default all 1).
     mu_c : float, default 0
         Extra noise, in units of each component's magnitude, for cells marked sensitive (``perturb``'s
-        ``sensitive``).
+        ``sensitive``: a mask, or primary rules such as ``'p%=15'``).
     same_key : bool, default True
         The first component uses the cell key itself (else a key derived from it, as the others).
     use_zero_rkeys : bool, default False
@@ -91,10 +92,12 @@ class CellKeyMagnitude(Mechanism):
     ``v_j`` is looked up by key ``k_j`` in the row ``|x| / d_j`` of the ptable (interpolated between
     rows, the last row beyond it), and ``x`` changes by ``sign(v_j) |d_j| (mu + |v_j|)``, never below
     0.  Keys of later components are the previous key times 10 modulo 1, computed exactly on the
-    53-bit fixed-point key sum (cellKey moves the first decimal digit to the end, which differs in
-    the last digit only).  As cellKey 1.0.2 computes it, ``eps_j`` weights components above the flex
-    point only and ``mu_c`` applies to every component of a sensitive cell; a cell with key 0 (no
-    contributing record) or sum 0 is released unchanged.  Each contributor is a holding (its records
+    53-bit fixed-point key sum: cellKey moves the first decimal digit of the key's printed form to the
+    end instead, which differs only in the last digits (about 1 cell in 8,000 then draws the
+    neighbouring noise value; benchmarks/bench_cellkey_magnitude.py).  As cellKey 1.0.2 computes it,
+    ``eps_j`` weights components above the flex point only and ``mu_c`` applies to every component
+    of a sensitive cell; a cell with key 0 (no contributing record) or sum 0 is released unchanged,
+    and a cell an earlier component took to 0 stays 0 (where cellKey divides 0 by 0).  Each contributor is a holding (its records
     in a cell are summed first); with no contributor column each record is one.  Separate ptables for
     small cells or for even/odd numbers of contributors are not supported.  Sources: Meindl, R package
     cellKey 1.0.2 (``ck_params_nums``, ``ck_flexparams``); Giessing and Tent (2019), UNECE SDC work
@@ -251,14 +254,19 @@ class CellKeyMagnitude(Mechanism):
         sensitive: Any = None,
     ) -> PublishedTable:
         """The release from per (inner cell row, contributor) values and key sums (fixed point)."""
-        top, n_contributors = top_contributions(pub.X, row, contributor, values, n=self.top_k)
+        rules = _rules(sensitive)
+        n_top = max([self.top_k, 2] + [r.n for r in rules if r.kind == "nk"]) if rules else self.top_k
+        top, n_contributors = top_contributions(pub.X, row, contributor, values, n=n_top)
         original = pub.aggregate(np.bincount(row, weights=values, minlength=pub.n_inner))
-        if sensitive is not None:
+        if rules:
+            # as for suppression: the frequency rule counts contributors, the dominance rules use the largest ones
+            sensitive = np.logical_or.reduce([r.sensitive(n_contributors, original, top) for r in rules])
+        elif sensitive is not None:
             sensitive = np.asarray(sensitive, dtype=bool)
             if sensitive.shape != original.shape:
                 raise DataError(f"sensitive must hold one flag per published cell ({original.shape[0]}). Got shape {sensitive.shape}.")
         ckeys = _published_key_sums(pub, row, key_sums)
-        released = self.perturbed(original, top, self.component_keys(ckeys), sensitive)
+        released = self.perturbed(original, top[:, : self.top_k], self.component_keys(ckeys), sensitive)
         return PublishedTable(
             publication=pub,
             original=original,
@@ -318,8 +326,10 @@ class CellKeyMagnitude(Mechanism):
             from ``rng`` (the same ``rng`` gives the same keys for the same records).
         hierarchies : dict, optional
             Hierarchies of the variables, as for :meth:`Publication.from_formula`.
-        sensitive : array of bool, optional
-            Published cells that get the extra noise ``mu_c`` (e.g. those a dominance rule flags).
+        sensitive : array of bool, or primary rule(s), optional
+            Published cells that get the extra noise ``mu_c``: a mask, or rules as for
+            :class:`CellSuppression` (``'p%=15'``, ``'nk(1,85)'``, ``'freq<=3'`` on contributors); a cell
+            is sensitive when any rule flags it.
         rng : int, SeedSequence, Generator, optional
 
         Returns
@@ -352,6 +362,15 @@ class CellKeyMagnitude(Mechanism):
         else:
             keys = contrib.key_sums if self.use_zero_rkeys else contrib.key_sums_nonzero
         return self._release(pub, row, contrib.contributor, contrib.values, keys, value, sensitive)
+
+
+def _rules(sensitive: Any) -> list[Rule]:
+    """``sensitive`` as a list of primary rules, or [] when it is a mask (or None)."""
+    if isinstance(sensitive, (str, Rule)):
+        return [parse_rule(sensitive)]
+    if isinstance(sensitive, (list, tuple)) and sensitive and all(isinstance(r, (str, Rule)) for r in sensitive):
+        return [parse_rule(r) for r in sensitive]
+    return []
 
 
 def _drawn_keys(rng: RNGLike) -> np.random.Generator:
