@@ -144,6 +144,7 @@ def singleton_secondary(
     *,
     forced: np.ndarray | None = None,
     virtual: tuple[sp.spmatrix, np.ndarray] | None = None,
+    checked: set[int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Withhold further cells until no contributor alone in a withheld cell can compute another's primary.
 
@@ -162,6 +163,9 @@ def singleton_secondary(
         Cells that are published whatever happens.
     virtual : (V, owner), optional
         Virtual primaries (:func:`virtual_primaries`) and their contributors.
+    checked : set, optional
+        Contributors already checked against a subset of the cells withheld now (they stay
+        protected: module notes); updated in place with those checked here.
 
     Returns
     -------
@@ -185,7 +189,7 @@ def singleton_secondary(
     owner_all = np.r_[np.where(primary, sole, -1), owner]
     prim_all = np.r_[primary, np.ones(V.shape[1], dtype=bool)]
     exposed = np.zeros(n, dtype=bool)
-    done: set[int] = set()
+    done: set[int] = set() if checked is None else checked
     n_runs = 0
     while True:
         attackers = np.unique(sole[suppressed & (sole >= 0)])

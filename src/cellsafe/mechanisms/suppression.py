@@ -118,16 +118,21 @@ def suppress_cells(
     # the largest protection first: what it withholds often covers the smaller ones
     check = check[np.lexsort((check, -required[check]))]
     unresolved = np.zeros(n, dtype=bool)
-    for _ in range(n + 1):  # each round withholds a new cell or stops
+    checked: set[int] = set()  # contributors once checked stay protected as more cells are withheld
+    if singletons:
+        suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual, checked=checked)
+        exposed |= lost
+    while intervals and check.size:  # each round withholds a new cell or stops
         before = suppressed.copy()
-        if singletons:
-            suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual)
-            exposed |= lost
-        if intervals and check.size:
-            suppressed, unresolved, _ = protect_intervals(
-                X, measure, suppressed, required, check, allowed=~forced, cost=np.asarray(weight, dtype=np.float64)
-            )
-        if not (singletons and intervals) or np.array_equal(before, suppressed):
+        suppressed, unresolved, _ = protect_intervals(
+            X, measure, suppressed, required, check, allowed=~forced, cost=np.asarray(weight, dtype=np.float64)
+        )
+        if not singletons or np.array_equal(before, suppressed):
+            break
+        before = suppressed.copy()
+        suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual, checked=checked)
+        exposed |= lost
+        if np.array_equal(before, suppressed):
             break
     if exposed.any() or unresolved.any():
         bad = np.flatnonzero(exposed | unresolved)
