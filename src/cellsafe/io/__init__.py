@@ -8,5 +8,6 @@ from ._contributions import Contributions, aggregate_contributions
 from ._hrc import read_hrc, write_hrc
 from ._keyed import FLOAT_KEY_BITS, KeyedCells, aggregate_with_keys
 from ._coded import CodedCells, aggregate_parquet_codes
+from ._csv import CodedColumn, write_coded_csv
 
-__all__ = ["aggregate_contributions", "Contributions", "read_hrc", "write_hrc", "aggregate_file", "aggregate_with_keys", "aggregate_parquet_codes", "CodedCells", "KeyedCells", "FLOAT_KEY_BITS", "read_frame", "read_records", "atomic_path", "ensure_writable_dir", "write_frame", "MAX_COUNT", "count_column_for", "duckdb_error", "file_columns", "MANIFEST_NAME", "Manifest", "find_manifest", "manifest_path_for", "provenance_notes", "sha256_file", "FORMATS", "OutputSet", "neutralise_formulas", "output_format"]
+__all__ = ["aggregate_contributions", "Contributions", "read_hrc", "write_hrc", "aggregate_file", "aggregate_with_keys", "aggregate_parquet_codes", "CodedCells", "CodedColumn", "write_coded_csv", "KeyedCells", "FLOAT_KEY_BITS", "read_frame", "read_records", "atomic_path", "ensure_writable_dir", "write_frame", "MAX_COUNT", "count_column_for", "duckdb_error", "file_columns", "MANIFEST_NAME", "Manifest", "find_manifest", "manifest_path_for", "provenance_notes", "sha256_file", "FORMATS", "OutputSet", "neutralise_formulas", "output_format"]

@@ -216,6 +216,15 @@ class OutputSet:
             df.to_json(path, orient="records", indent=2)
         return path
 
+    def write_coded_csv(self, header: Sequence[str], columns: Sequence[Any], path: "str | os.PathLike[str]") -> bool:
+        """Write coded text and integer count columns to a CSV ``path`` as :meth:`write_frame` would write
+        their frame (:func:`cellsafe.io.write_coded_csv`); False, writing nothing, where it cannot."""
+        from ._csv import write_coded_csv
+
+        if output_format(path, ("csv", "parquet", "json"), "output file") != "csv":
+            return False
+        return write_coded_csv(path, header, columns, escape_formulas=self.formulas)
+
     # ------------------------------------------------------------------ completion
     def commit(self) -> list[Path]:
         """Rename every output into place with its manifest; returns the final paths."""

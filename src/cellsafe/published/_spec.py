@@ -349,18 +349,40 @@ class Publication:
                 return var, np.asarray(list(h.levels[term]) + [None], dtype=object)[:-1]
         raise InvalidArgumentError(f"{term!r} is neither a variable nor a hierarchy level of {self!r}.")
 
-    def cells(self) -> pd.DataFrame:
-        """The published cells in long format: one column per variable (a category, an aggregate's code, or ``Total``)."""
-        labels = {t: self.term_labels(t) for c in self.crossings for t in c}
-        data = {v.name: np.full(self.n_published, self.total_label, dtype=object) for v in self.variables}
+    def cell_codes(self) -> dict[str, tuple[list[Any], np.ndarray]]:
+        """The published cells' labels in coded form: per variable, its labels and each cell's code.
+
+        Label 0 is ``total_label`` (the variable is aggregated); then come the labels of each term
+        of the variable (its categories, or a hierarchy level's codes).  :meth:`cells` is the same
+        in long format; this form lets a writer format each distinct label once.
+        """
+        labels: dict[str, list[Any]] = {v.name: [self.total_label] for v in self.variables}
+        codes = {v.name: np.zeros(self.n_published, dtype=INDEX_DTYPE) for v in self.variables}
+        offsets: dict[str, tuple[str, int, int]] = {}
+        for c in self.crossings:
+            for t in c:
+                if t not in offsets:
+                    var, labs = self.term_labels(t)
+                    offsets[t] = (var, len(labels[var]), labs.shape[0])
+                    labels[var].extend(labs.tolist())
         for k, c in enumerate(self.crossings):
             if not c:
                 continue
-            sel = self.crossing == k
-            sub = unravel(self.margin_index[sel], [labels[t][1].shape[0] for t in c])
+            sel = np.flatnonzero(self.crossing == k)
+            sub = unravel(self.margin_index[sel], [offsets[t][2] for t in c])
             for i, t in enumerate(c):
-                var, labs = labels[t]
-                data[var][sel] = labs[sub[:, i]]
+                var, start, _ = offsets[t]
+                codes[var][sel] = start + sub[:, i]
+        return {name: (labels[name], codes[name]) for name in labels}
+
+    def cells(self) -> pd.DataFrame:
+        """The published cells in long format: one column per variable (a category, an aggregate's code, or ``Total``)."""
+        data = {}
+        for name, (labels, codes) in self.cell_codes().items():
+            table = np.empty(len(labels), dtype=object)
+            for i, label in enumerate(labels):  # one per label (never per cell); tuples stay whole
+                table[i] = label
+            data[name] = table[codes]
         return pd.DataFrame(data)
 
     def frame(self, values: Any, name: str = "count") -> pd.DataFrame:

@@ -1,0 +1,140 @@
+"""A CSV writer for columns of coded labels and integer counts, byte for byte as pandas writes them.
+
+A published table has few distinct labels per column (categories, ``Total``, crossing names) and
+many rows.  Each distinct label is formatted once by Python's :mod:`csv` module with the dialect
+``DataFrame.to_csv`` uses (comma, minimal quoting, doubled quotes, ``os.linesep`` between rows), and
+the rows are assembled in numpy: one fixed-width byte matrix whose padding is dropped in one pass.
+The file is the one ``to_csv(index=False)`` writes for the same frame (nullable integers, missing
+values as empty fields), in a fraction of the time.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["CodedColumn", "write_coded_csv"]
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class CodedColumn:
+    """A column of text labels given by codes: row i holds ``labels[codes[i]]``.
+
+    Parameters
+    ----------
+    labels : sequence of str
+    codes : array_like of int
+    """
+
+    def __init__(self, labels: Sequence[str], codes: Any) -> None:
+        self.labels = list(labels)
+        self.codes = np.asarray(codes)
+
+
+def _field(text: str) -> bytes:
+    """One field as the csv module (hence pandas) writes it, without separator."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator=os.linesep, quoting=csv.QUOTE_MINIMAL).writerow([text, ""])
+    return buf.getvalue()[: -1 - len(os.linesep)].encode("utf-8")  # drop the empty second field and the line end
+
+
+def _escape(text: str) -> str:
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _label_matrix(fields: list[bytes], codes: np.ndarray) -> np.ndarray:
+    table = np.array(fields, dtype=f"S{max(1, max(map(len, fields)))}")
+    return table[codes].view(np.uint8).reshape(codes.shape[0], table.dtype.itemsize)
+
+
+def _count_matrix(values: np.ndarray) -> np.ndarray:
+    """Integers (NaN for missing) as text, one row of bytes per value; missing gives an empty field."""
+    missing = np.isnan(values)
+    ints = np.where(missing, 0, values).astype(np.int64)
+    lo, hi = (int(ints.min()), int(ints.max())) if ints.size else (0, 0)
+    if lo >= 0 and hi < 1 << 20:  # small counts: format each value once
+        fields = [str(i).encode() for i in range(hi + 1)] + [b""]
+        return _label_matrix(fields, np.where(missing, hi + 1, ints))
+    text = ints.astype("S21")
+    text[missing] = b""
+    return text.view(np.uint8).reshape(values.shape[0], text.dtype.itemsize)
+
+
+def write_coded_csv(
+    path: "str | os.PathLike[str]",
+    header: Sequence[str],
+    columns: Sequence["CodedColumn | np.ndarray"],
+    *,
+    escape_formulas: bool = False,
+) -> bool:
+    """Write coded text columns and integer count columns as CSV, as ``DataFrame.to_csv`` would.
+
+    Parameters
+    ----------
+    path : path
+    header : sequence of str
+        The column names.
+    columns : sequence of CodedColumn or ndarray
+        Text columns as :class:`CodedColumn`; count columns as float arrays holding integers or NaN
+        (written as integers, NaN as an empty field, as pandas writes a nullable integer column).
+    escape_formulas : bool, default False
+        Prefix an apostrophe to text cells and names starting with = + - @ tab or CR
+        (:func:`cellsafe.io.neutralise_formulas`).
+
+    Returns
+    -------
+    bool
+        False, writing nothing, when a label holds a NUL character or a count is not an integer
+        (write the frame with pandas instead).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> write_coded_csv(f, ["sex", "count"], [CodedColumn(["F", "M, X"], [0, 1]), np.array([3.0, np.nan])])
+    True
+    >>> f.read_text()
+    'sex,count\\nF,3\\n"M, X",\\n'
+    """
+    n = None
+    blocks: list[np.ndarray] = []
+    for col in columns:
+        if isinstance(col, CodedColumn):
+            labels = [_escape(x) for x in col.labels] if escape_formulas else col.labels
+            if any(not isinstance(x, str) or "\x00" in x for x in labels):
+                return False
+            block = _label_matrix([_field(x) for x in labels] or [b""], col.codes.astype(np.intp, copy=False))
+        else:
+            values = np.asarray(col, dtype=np.float64)
+            finite = values[~np.isnan(values)]
+            if not np.all(np.isfinite(finite)) or np.any(finite != np.floor(finite)) or np.any(np.abs(finite) >= 2.0**63):
+                return False
+            block = _count_matrix(values)
+        if n is not None and block.shape[0] != n:
+            raise ValueError("columns of different lengths")
+        n = block.shape[0]
+        blocks.append(block)
+    names = [_escape(h) for h in header] if escape_formulas else list(header)
+    text = io.StringIO(newline="")
+    csv.writer(text, lineterminator=os.linesep, quoting=csv.QUOTE_MINIMAL).writerow(names)
+    head = text.getvalue().encode("utf-8")
+    sep = np.full((n or 0, 1), ord(","), dtype=np.uint8)
+    end = np.frombuffer(os.linesep.encode(), dtype=np.uint8)
+    parts: list[np.ndarray] = []
+    for k, block in enumerate(blocks):
+        if k:
+            parts.append(sep)
+        parts.append(block)
+    parts.append(np.broadcast_to(end, (n or 0, end.size)))
+    rows = np.concatenate(parts, axis=1) if n else np.zeros((0, 1), dtype=np.uint8)
+    # padding of the fixed-width fields is NUL, which no field holds: dropping it leaves the rows
+    body = rows[rows != 0].tobytes()
+    with open(path, "wb") as fh:
+        fh.write(head)
+        fh.write(body)
+    return True
