@@ -107,3 +107,15 @@ def test_extra_noise_for_the_cells_a_rule_flags(tmp_path):
     ref = flagged.merge(pd.read_csv(REF / "cells.csv", keep_default_na=False), on=["sector", "region"])
     changed = (flagged["turnover"] != plain["turnover"]).to_numpy()
     assert_array_equal(changed, ref["sensitive_B"].astype(str).eq("TRUE").to_numpy())
+
+
+def test_hierarchy(tmp_path):
+    """Regions under one aggregate 'all' (a level named top): one more published cell per crossing with it."""
+    (tmp_path / "h.csv").write_text("code,parent\nall,\nN,all\nS,all\n")
+    out = tmp_path / "h_out.csv"
+    assert main(["publish", RECORDS, "--variables", "sector,region", "--formula", "sector*top + sector*region",
+                 "--hierarchy", f"region={tmp_path / 'h.csv'}:top", "--method", "ckm", "--value", "turnover",
+                 "--record-key", "rkey", "--fp", "400", "--quiet", "--output", str(out)]) == 0
+    frame = pd.read_csv(out, keep_default_na=False)
+    assert set(frame["region"]) == {"all", "N", "S", "Total"}
+    assert (frame["turnover"] >= 0).all()
