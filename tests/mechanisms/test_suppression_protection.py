@@ -296,3 +296,18 @@ def test_frequency_table_default_unchanged_and_audit_with_zero_widths():
     assert audit_suppression(b).passed
     broken = dataclasses.replace(a, released=np.where(a.suppression == "primary", np.nan, a.original.astype(float)))
     assert not audit_suppression(broken).passed
+
+
+def test_frequency_table_singletons_on_request():
+    """Counts a = 1, b = 2, c = 50, d = 60 and the total, freq <= 2: a and b protect each other (a + b = 3),
+    but the one person in a knows a = 1 and so b = 2.  With singletons=True, c is withheld too."""
+    t = CountTable.from_dense(np.array([1, 2, 50, 60]), [Variable("s", ["a", "b", "c", "d"])])
+    [plain] = CellSuppression("s", rules=["freq<=2"]).sample(t)
+    [safe] = CellSuppression("s", rules=["freq<=2"], singletons=True).sample(t)
+    cells = list(plain.publication.cells()["s"])
+    assert {cells[i] for i in np.flatnonzero(plain.suppression != "")} == {"a", "b"}
+    assert {cells[i] for i in np.flatnonzero(safe.suppression != "")} == {"a", "b", "c"}
+    D = np.asarray(safe.publication.X.todense(), dtype=float)
+    a, b = cells.index("a"), cells.index("b")
+    assert _in_span(D, np.r_[np.flatnonzero(~np.isnan(plain.released)), a], D[:, b])
+    assert not _in_span(D, np.r_[np.flatnonzero(~np.isnan(safe.released)), a], D[:, b])
