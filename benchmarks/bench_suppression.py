@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -78,7 +77,8 @@ table = cellsafe.CountTable.from_frame(d, names, "n")
 dt = time.perf_counter() - t0
 res.to_frame().to_csv(sys.argv[3], index=False)
 s = res.suppression
-sys.stderr.write(f"RESULT {res.n_published} {(s == 'primary').sum()} {res.n_suppressed} {dt:.3f} {cellsafe.__version__}\\n")
+n_primary = (s == "primary").sum()
+sys.stderr.write(f"RESULT {res.n_published} {n_primary} {res.n_suppressed} {dt:.3f} {cellsafe.__version__}\\n")
 """
 
 
@@ -142,17 +142,19 @@ def main(argv: list[str] | None = None) -> None:
               f"categories (gamma({args.shape:g}) weights), {len(table):,} non-empty inner cells, all 2-way margins, "
               f"maxN = 2; load average {os.getloadavg()[0]:.2f}")
         (folder / "ours.py").write_text(OURS_SCRIPT)
-        wall, peak, err = run_process([sys.executable, folder / "ours.py", folder / "table.csv", FORMULA, folder / "ours.csv"])
+        ours = [sys.executable, folder / "ours.py", folder / "table.csv", FORMULA, folder / "ours.csv"]
+        wall, peak, err = run_process(ours)
         cells, prim, supp, call, version = _result(err)
         print(f"  cellsafe {version}: {int(cells):,} published cells, {prim} primary, {supp} suppressed; "
               f"{float(call):.2f} s in the call, {wall:.2f} s whole process, peak {peak / 1024:.2f} GB")
-        cli = [sys.executable, "-m", "cellsafe.cli.main", "publish", folder / "table.csv", "--count", "n", "--variables",
-               ",".join(NAMES), "--formula", FORMULA, "--method", "suppress", "--rule", "freq<=2",
+        cli = [sys.executable, "-m", "cellsafe.cli.main", "publish", folder / "table.csv", "--count", "n",
+               "--variables", ",".join(NAMES), "--formula", FORMULA, "--method", "suppress", "--rule", "freq<=2",
                "--output", folder / "cli.csv", "--overwrite", "--quiet"]
         cli_wall, cli_peak, _ = run_process(cli)
         print(f"  cellsafe publish --method suppress --rule 'freq<=2' (same table): {cli_wall:.2f} s whole process, "
               f"peak {cli_peak / 1024:.2f} GB")
-        t = cellsafe.CountTable.from_frame(pd.read_csv(folder / "table.csv", dtype={v: str for v in NAMES}), list(NAMES), "n")
+        read = pd.read_csv(folder / "table.csv", dtype={v: str for v in NAMES})
+        t = cellsafe.CountTable.from_frame(read, list(NAMES), "n")
         [res] = CellSuppression(FORMULA, rules=["freq<=2"]).sample(t)
         audit = audit_suppression(res, inner=res.publication.inner_counts(t))
         print(f"  audit of cellsafe's pattern: {audit!r}")
