@@ -15,41 +15,42 @@ The public names:
   :class:`SmallCountRounding`
 - submodules: :mod:`~cellsafe.apriori`, :mod:`~cellsafe.metrics`, :mod:`~cellsafe.fitting`,
   :mod:`~cellsafe.tuning`, :mod:`~cellsafe.dp`, :mod:`~cellsafe.datasets`, :mod:`~cellsafe.formula`,
-  :mod:`~cellsafe.published`, :mod:`~cellsafe.synthesis`, :mod:`~cellsafe.report` (figures, loaded on first use)
+  :mod:`~cellsafe.published`, :mod:`~cellsafe.synthesis`, :mod:`~cellsafe.report` (figures)
+
+Every submodule and name loads on first use, so ``import cellsafe`` costs little.
 """
 
-from . import (
-    apriori,
-    datasets,
-    distributions,
-    dp,
-    exceptions,
-    fitting,
-    formula,
-    mechanisms,
-    metrics,
-    published,
-    synthesis,
-    tuning,
+from .exceptions import BudgetExceededError, CellsafeError, DataError, InvalidArgumentError, TableTooLargeError
+
+# Submodules and public names load on first use (PEP 562): ``import cellsafe`` stays light, and a
+# command or script pays only for what it touches.
+_SUBMODULES = frozenset(
+    {"apriori", "datasets", "distributions", "dp", "exceptions", "fitting", "formula", "mechanisms", "metrics",
+     "published", "synthesis", "tuning", "report"}
 )
-from .distributions import GAF, NBI, PIG, Poisson
-from .dp import BudgetExceededError, PrivacyAccountant
-from .exceptions import CellsafeError, DataError, InvalidArgumentError, TableTooLargeError
-from .mechanisms import (
-    CellKeyMethod,
-    DiscreteGaussianNoise,
-    GeometricNoise,
-    LogLinearSynthesizer,
-    MultinomialDirichletSynthesizer,
-    PoissonGammaMultinomialSynthesizer,
-    PoissonGammaSynthesizer,
-    PTable,
-    SaturatedSynthesizer,
-    SmallCountRounding,
-)
-from .published import Publication
-from .synthesis import SequentialSynthesizer
-from .table import CountTable, Domain, Hierarchy, Variable
+_NAMES = {
+    "GAF": "distributions",
+    "NBI": "distributions",
+    "PIG": "distributions",
+    "Poisson": "distributions",
+    "PrivacyAccountant": "dp",
+    "CellKeyMethod": "mechanisms",
+    "DiscreteGaussianNoise": "mechanisms",
+    "GeometricNoise": "mechanisms",
+    "LogLinearSynthesizer": "mechanisms",
+    "MultinomialDirichletSynthesizer": "mechanisms",
+    "PoissonGammaMultinomialSynthesizer": "mechanisms",
+    "PoissonGammaSynthesizer": "mechanisms",
+    "PTable": "mechanisms",
+    "SaturatedSynthesizer": "mechanisms",
+    "SmallCountRounding": "mechanisms",
+    "Publication": "published",
+    "SequentialSynthesizer": "synthesis",
+    "CountTable": "table",
+    "Domain": "table",
+    "Hierarchy": "table",
+    "Variable": "table",
+}
 
 __version__ = "0.1.0"
 
@@ -103,9 +104,18 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # figures load lazily: they are the only layer that needs matplotlib
-    if name == "report":
-        import importlib
+def __getattr__(name: str):  # PEP 562: submodules and public names on first use
+    import importlib
 
+    if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    home = _NAMES.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
     raise AttributeError(f"module 'cellsafe' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -38,9 +38,20 @@ def register(kind: str, name: str) -> Callable[[type], type]:
 
 
 def registered(kind: str) -> dict[str, type]:
-    """The registered classes of ``kind`` by name (importing the package that defines them)."""
-    importlib.import_module(KINDS[kind])
-    return dict(_REGISTRY[kind])
+    """The registered classes of ``kind`` by name (importing the package that defines them).
+
+    A package that loads its modules lazily lists them in ``REGISTERING_MODULES``: they are all
+    imported here, and the classes come in that order whichever was imported first.
+    """
+    package = importlib.import_module(KINDS[kind])
+    modules = getattr(package, "REGISTERING_MODULES", ())
+    for module in modules:
+        importlib.import_module(f"{package.__name__}.{module}")
+    found = dict(_REGISTRY[kind])
+    if not modules:
+        return found
+    rank = {f"{package.__name__}.{m}": i for i, m in enumerate(modules)}
+    return dict(sorted(found.items(), key=lambda item: rank.get(item[1].__module__, len(rank))))
 
 
 def lookup(kind: str, name: Any, owner: str) -> type:

@@ -63,7 +63,8 @@ Glossary of the metrics (tau1..tau4, Hellinger, F-beta, DiSCO, TCAP, pMSE ratio.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser: every sub-command, or only the module ``only`` (``'_publish'``)."""
     parser = argparse.ArgumentParser(
         prog="cellsafe",
         description=_DESCRIPTION,
@@ -73,8 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cellsafe {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"{__package__}.{name}").register(sub)
+        if only is None or name == only:
+            importlib.import_module(f"{__package__}.{name}").register(sub)
     return parser
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The module of the sub-command ``argv`` starts with, if any.
+
+    Only that module (and what it imports) is loaded to run it: a command starts without the
+    imports of all the others.
+    """
+    if argv:
+        for name in COMMANDS:
+            if argv[0] == name[1:].replace("_", "-"):
+                return name
+    return None
 
 
 # Optional dependencies: the module a command imports and the extra that installs it.
@@ -82,8 +97,8 @@ EXTRAS = {"matplotlib": "plot", "sklearn": "ml", "polars": "polars", "pyspark": 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_named_command(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

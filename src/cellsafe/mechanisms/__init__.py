@@ -11,22 +11,47 @@
 - differentially private noise per cell: :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
 """
 
-from ._base import Block, CellwiseMechanism, Mechanism, table_blocks
-from .cellkey import CellKeyMethod
-from .cellkey_magnitude import CellKeyMagnitude, flex_multiplier
-from .dirichlet import MultinomialDirichletSynthesizer
-from .loglinear import LogLinearSynthesizer
-from .magnitude_ptable import MagnitudePTable
-from .noise import DiscreteGaussianNoise, GeometricNoise
-from .poisson_gamma import PoissonGammaMultinomialSynthesizer, PoissonGammaSynthesizer
-from .ptable import PTable
-from .rounding import SmallCountRounding, round_small_counts
-from .saturated import SaturatedSynthesizer
-from .suppression import CellSuppression, suppress_cells
-from ._gauss import in_published_span
-from ._intervals import cell_intervals, protect_intervals, protection_met
-from ._primary import Rule, parse_rule, primary_cells
-from ._spec import make_mechanism, mechanism_family, mechanism_names, mechanism_spec, parse_spec
+# Every module loads on first use (PEP 562): a command that needs the cell key method does not
+# import the synthesizers.  The registry imports them all, in this order, when it lists the families.
+_MODULES = {
+    "_base": ("Block", "CellwiseMechanism", "Mechanism", "table_blocks"),
+    "cellkey": ("CellKeyMethod",),
+    "cellkey_magnitude": ("CellKeyMagnitude", "flex_multiplier"),
+    "dirichlet": ("MultinomialDirichletSynthesizer",),
+    "loglinear": ("LogLinearSynthesizer",),
+    "magnitude_ptable": ("MagnitudePTable",),
+    "noise": ("DiscreteGaussianNoise", "GeometricNoise"),
+    "poisson_gamma": ("PoissonGammaMultinomialSynthesizer", "PoissonGammaSynthesizer"),
+    "ptable": ("PTable",),
+    "rounding": ("SmallCountRounding", "round_small_counts"),
+    "saturated": ("SaturatedSynthesizer",),
+    "suppression": ("CellSuppression", "suppress_cells"),
+    "_gauss": ("in_published_span",),
+    "_intervals": ("cell_intervals", "protect_intervals", "protection_met"),
+    "_primary": ("Rule", "parse_rule", "primary_cells"),
+    "_spec": ("make_mechanism", "mechanism_family", "mechanism_names", "mechanism_spec", "parse_spec"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
+#: The modules whose classes register themselves (see cellsafe._registry), in listing order.
+REGISTERING_MODULES = tuple(_MODULES)
+
+
+def __getattr__(name: str):  # noqa: ANN202
+    import importlib
+
+    if name in _MODULES:  # a submodule, e.g. cellsafe.mechanisms.saturated
+        return importlib.import_module(f"{__name__}.{name}")
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "make_mechanism",
