@@ -50,7 +50,7 @@ def _intervals_by_hand(X, values, withheld):
     return out
 
 
-def _assert_protected(res, mt, rules):
+def _assert_protected(res, mt, rules, singletons=True):
     """Every primary's interval gives the protection its rules ask (lower side: down to 0 at most)."""
     need = _required(mt, rules)
     withheld = np.isnan(res.released)
@@ -63,6 +63,25 @@ def _assert_protected(res, mt, rules):
         assert v - lo >= min(r, v) - slack, f"cell {j}: lower {lo} > {v} - {r}"
         assert hi - lo > slack
     assert audit_suppression(res, required=need).passed
+    if singletons:
+        _assert_protected_from_singletons(res, mt, need)
+
+
+def _assert_protected_from_singletons(res, mt, need):
+    """The same widths against each contributor alone in a withheld cell, who knows its own cells apart from p."""
+    D = np.asarray(res.publication.X.todense(), dtype=float)
+    withheld = np.isnan(res.released)
+    sole = np.where(mt.n_contributors == 1, mt.largest, -1)
+    for c in np.unique(sole[withheld & (sole >= 0)]):
+        for p in np.flatnonzero((res.suppression == "primary") & (need > 0) & (sole != c)):
+            # c's cells that share an inner cell with p hold c's own contribution, which the rule allows for
+            rows = ~withheld | ((sole == c) & (D.T @ D[:, p] == 0))
+            v, r = mt.values[p], need[p]
+            lo = linprog(D[:, p], A_eq=D[:, rows].T, b_eq=mt.values[rows], bounds=(0, None), method="highs")
+            hi = linprog(-D[:, p], A_eq=D[:, rows].T, b_eq=mt.values[rows], bounds=(0, None), method="highs")
+            upper = np.inf if hi.status == 3 else -hi.fun
+            slack = 1e-6 * max(1.0, v)
+            assert upper - v >= r - slack and v - lo.fun >= min(r, v) - slack, f"contributor {c} narrows cell {p}"
 
 
 def _in_span(D, basis_cols, target):

@@ -114,6 +114,7 @@ def protect_intervals(
     *,
     allowed: np.ndarray | None = None,
     cost: np.ndarray | None = None,
+    sole: np.ndarray | None = None,
     tol: float = 1e-7,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Withhold further cells until every ``sensitive`` cell's interval gives its ``required`` protection.
@@ -133,6 +134,14 @@ def protect_intervals(
         Cells that may be withheld further (default: every published cell).
     cost : float array, optional
         What withholding a cell costs per unit its equation gives way (default: ``values``).
+    sole : int array, optional
+        Each cell's single contributor (-1: none or several).  Given, a cell that needs a protection
+        gets it also against each contributor alone in a withheld cell, who knows that cell's value
+        (the singleton problem): the contributor's own cells that share no inner cell with the
+        protected one are equations that never give way.  Its cells that do share one hold its own
+        contribution to that cell, which the rules' protection already allows for (the p% rule's
+        intruder knows its own contribution), and the cell's only contributor needs no protection
+        from itself.
     tol : float
         Relative slack of the comparisons (:func:`protection_met`); the targets are set that much
         beyond the protection, so that the audit's comparison holds after rounding.
@@ -165,6 +174,11 @@ def protect_intervals(
     next (withholding more only widens intervals), so the result is deterministic but not of least
     cost.  Infeasible (only cells that may not be withheld hold the bound): the cell is unresolved.
 
+    Against a contributor alone in withheld cells (``sole``), the same program with that
+    contributor's cells as equations that never give way; it is solved only for contributors whose
+    cells the outside attacker's solution y does not already meet (where it does, y reaches the
+    target within their knowledge too).
+
     Examples
     --------
     A 2 x 2 table with its margins, inner cell (0, 0) = 50 sensitive with protection 30: with the four
@@ -181,8 +195,6 @@ def protect_intervals(
     >>> np.flatnonzero(new).tolist(), bool(unresolved.any())
     ([0, 1, 2, 3, 4, 5], False)
     """
-    from scipy.optimize import linprog
-
     values = np.asarray(values, dtype=np.float64)
     suppressed = np.array(suppressed, dtype=bool)
     required = np.asarray(required, dtype=np.float64)
@@ -192,7 +204,7 @@ def protect_intervals(
     # a floor so that a zero-cost equation is not given way for nothing
     weight = np.maximum(np.abs(cost), 1e-6 * max(float(np.abs(cost).max(initial=0.0)), 1.0))
     Xc = sp.csc_matrix(X, dtype=np.float64)
-    n_inner = Xc.shape[0]
+    sole = None if sole is None else np.asarray(sole, dtype=np.int64)
     unresolved = np.zeros(n_pub, dtype=bool)
     n_lp = 0
     for p in np.asarray(sensitive, dtype=np.int64):
@@ -203,28 +215,68 @@ def protect_intervals(
         if r > 0 and targets[1][1] < 0:
             targets[1] = (False, 0.0)  # the attacker's lower bound can only reach 0
         for upper, target in targets:
-            shown = np.flatnonzero(~suppressed)
-            if shown.size == 0:
-                break
-            give = shown[allowed[shown]]  # equations that may give way
-            A = Xc[:, shown].T.tocsr()
-            pos = np.searchsorted(shown, give)
-            D = sp.csr_matrix((np.ones(give.size), (pos, np.arange(give.size))), shape=(shown.size, give.size))
-            A_eq = sp.hstack([A, -D, D], format="csr")
-            xp = np.asarray(Xc[:, p].todense()).reshape(-1)
-            row = np.concatenate([-xp if upper else xp, np.zeros(2 * give.size)])
-            c = np.concatenate([np.zeros(n_inner), weight[give], weight[give]])
-            res = linprog(
-                c, A_ub=sp.csr_matrix(row), b_ub=[-target if upper else target], A_eq=A_eq, b_eq=values[shown],
-                bounds=(0, None), method="highs",
-            )
+            y = _reach(Xc, values, suppressed, allowed, weight, p, upper, target, None)
             n_lp += 1
-            if res.status == 2:
+            if y is None:
                 unresolved[p] = True
                 continue
-            if res.status != 0:
-                raise DataError(f"the protection program of published cell {p} did not solve: {res.message}")
-            dev = res.x[n_inner : n_inner + give.size] + res.x[n_inner + give.size :]
-            scale = max(1.0, float(np.abs(values[shown]).max()))
-            suppressed[give[dev > 1e-9 * scale]] = True
+            if sole is None or r == 0:
+                continue
+            # contributors alone in withheld cells know those cells: the outside attacker's witness y
+            # serves them too where it meets their cells' values; the others get a program of their own
+            xp = np.asarray(Xc[:, p].todense()).reshape(-1)
+            apart = np.asarray(Xc.T @ xp).reshape(-1) == 0  # cells sharing no inner cell with p
+            cells = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
+            off = np.abs(Xc[:, cells].T @ y - values[cells]) > 1e-9 * np.maximum(1.0, np.abs(values[cells]))
+            for c in np.unique(sole[cells[off]]):
+                known = np.flatnonzero((sole == c) & apart)
+                n_lp += 1
+                if _reach(Xc, values, suppressed, allowed, weight, p, upper, target, known) is None:
+                    unresolved[p] = True
     return suppressed, unresolved, n_lp
+
+
+def _reach(
+    Xc: sp.csc_matrix,
+    values: np.ndarray,
+    suppressed: np.ndarray,
+    allowed: np.ndarray,
+    weight: np.ndarray,
+    p: int,
+    upper: bool,
+    target: float,
+    known: np.ndarray | None,
+) -> np.ndarray | None:
+    """One protection program (notes of :func:`protect_intervals`): withholds, in ``suppressed``, the
+    cells whose equations give way, and returns the inner values y reaching ``target`` (None when no
+    allowed cells can give way enough).  ``known`` cells are equations that never give way (what a
+    contributor knows of its own)."""
+    from scipy.optimize import linprog
+
+    listed = ~suppressed
+    if known is not None:
+        listed[known] = True
+    rows = np.flatnonzero(listed)
+    give = rows[allowed[rows] & ~suppressed[rows]]  # published equations that may give way
+    A = Xc[:, rows].T.tocsr()
+    pos = np.searchsorted(rows, give)
+    D = sp.csr_matrix((np.ones(give.size), (pos, np.arange(give.size))), shape=(rows.size, give.size))
+    n_inner = Xc.shape[0]
+    xp = np.asarray(Xc[:, p].todense()).reshape(-1)
+    res = linprog(
+        np.concatenate([np.zeros(n_inner), weight[give], weight[give]]),
+        A_ub=sp.csr_matrix(np.concatenate([-xp if upper else xp, np.zeros(2 * give.size)])),
+        b_ub=[-target if upper else target],
+        A_eq=sp.hstack([A, -D, D], format="csr"),
+        b_eq=values[rows],
+        bounds=(0, None),
+        method="highs",
+    )
+    if res.status == 2:
+        return None
+    if res.status != 0:
+        raise DataError(f"the protection program of published cell {p} did not solve: {res.message}")
+    dev = res.x[n_inner : n_inner + give.size] + res.x[n_inner + give.size :]
+    scale = max(1.0, float(np.abs(values[rows]).max())) if rows.size else 1.0
+    suppressed[give[dev > 1e-9 * scale]] = True
+    return res.x[:n_inner]

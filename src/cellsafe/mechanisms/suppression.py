@@ -125,7 +125,8 @@ def suppress_cells(
     while intervals and check.size:  # each round withholds a new cell or stops
         before = suppressed.copy()
         suppressed, unresolved, _ = protect_intervals(
-            X, measure, suppressed, required, check, allowed=~forced, cost=np.asarray(weight, dtype=np.float64)
+            X, measure, suppressed, required, check, allowed=~forced, cost=np.asarray(weight, dtype=np.float64),
+            sole=sole if singletons else None,
         )
         if not singletons or np.array_equal(before, suppressed):
             break
