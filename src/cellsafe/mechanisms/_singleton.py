@@ -28,8 +28,9 @@ Sound version implemented here (what is guaranteed, exactly):
   contributor once checked stays protected as the others add suppressions; the loop ends when every
   contributor alone in a withheld cell has been checked.
 
-The check is linear (no primary computable exactly); the widths of the primaries' intervals are the
-business of :func:`~cellsafe.mechanisms.protect_intervals`, which works against the outside attacker.
+The check here is linear (no primary computable exactly); the widths of the primaries' intervals,
+against the outside attacker and against each contributor alone in withheld cells, are the business
+of :func:`~cellsafe.mechanisms.protect_intervals` (its ``sole`` argument).
 
 In a frequency table the record of a cell with count 1 is the contributor: a published cell of
 count 1 is known to its one record (:func:`sole_contributors_of_counts`).

@@ -15,8 +15,9 @@ Two further steps keep the promise a magnitude table's rules make (both on by de
   knows it, so no other contributor's primary may be computable from the published cells and that
   contributor's own; and two primaries of one contributor must not give away their sum;
 - *protection levels* (:mod:`~cellsafe.mechanisms._intervals`): every p% or (n, k) primary's
-  interval, as an attacker computes it from the published cells and non-negativity, reaches its
-  required upper and lower protection; cells are withheld until it does.
+  interval, as an attacker computes it from the published cells and non-negativity (and, with
+  singletons, a contributor alone in withheld cells from its own cells too), reaches its required
+  upper and lower protection; cells are withheld until it does.
 
 The steps only ever withhold more cells, and withholding more never narrows an interval nor adds
 to anyone's knowledge, so each keeps what the earlier ones guaranteed; they repeat until neither
