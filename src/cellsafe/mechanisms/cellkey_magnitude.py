@@ -93,8 +93,8 @@ class CellKeyMagnitude(Mechanism):
     rows, the last row beyond it), and ``x`` changes by ``sign(v_j) |d_j| (mu + |v_j|)``, never below
     0.  Keys of later components are the previous key times 10 modulo 1, computed exactly on the
     53-bit fixed-point key sum: cellKey moves the first decimal digit of the key's printed form to the
-    end instead, which differs only in the last digits (about 1 cell in 8,000 then draws the
-    neighbouring noise value; benchmarks/bench_cellkey_magnitude.py).  As cellKey 1.0.2 computes it,
+    end instead, which differs only in the last digits (rarely a cell then draws the neighbouring
+    noise value: 1 of 8,142 cells at 1e5 records, none of 11,034 at 1e6; benchmarks/bench_cellkey_magnitude.py).  As cellKey 1.0.2 computes it,
     ``eps_j`` weights components above the flex point only and ``mu_c`` applies to every component
     of a sensitive cell; a cell with key 0 (no contributing record) or sum 0 is released unchanged,
     and a cell an earlier component took to 0 stays 0 (where cellKey divides 0 by 0).  Each contributor is a holding (its records
