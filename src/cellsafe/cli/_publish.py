@@ -10,8 +10,6 @@ from typing import Any
 from ..exceptions import DataError, InvalidArgumentError
 from ..mechanisms.cellkey import CellKeyMethod
 from ..mechanisms.ptable import PTable
-from ..mechanisms.rounding import SmallCountRounding
-from ..mechanisms.suppression import CellSuppression
 from ..published import Publication
 from ..table import CountTable, Hierarchy
 from ._engine import add_engine_options, spark_from_args, uses_spark
@@ -187,6 +185,8 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
     if magnitude_ckm:
         res, mech = publish_magnitude_ckm(args, names, rng, hierarchies)
     elif args.method == "suppress":
+        from ..mechanisms.suppression import CellSuppression  # each method imports only its own mechanism
+
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         rules = args.rule or ["freq<=3"]
@@ -228,6 +228,8 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
             # DuckDB counts the records and sums their keys straight from the file (never loaded whole)
             res = ckm.perturb(args.input, variables=names, record_key=args.record_key, rng=rng)
     else:
+        from ..mechanisms.rounding import SmallCountRounding
+
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         table = load_table(args.input, args.variables, args.count)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from .._frames import pd
 from .._results import Result
 from ..exceptions import InvalidArgumentError
 

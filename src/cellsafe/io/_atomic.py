@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-import pandas as pd
 
+from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
 
 __all__ = ["atomic_path", "write_frame", "ensure_writable_dir"]

@@ -76,6 +76,19 @@ def _text_type(t: Any) -> bool:
     return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
+def _view(array: Any) -> np.ndarray:
+    """A numpy view of a primitive arrow array without nulls, read from its data buffer.
+
+    (``Array.to_numpy`` would import pandas to look for extension types.)
+    """
+    import pyarrow as pa
+
+    t = array.type
+    kind = "f" if pa.types.is_floating(t) else "i" if pa.types.is_signed_integer(t) else "u"
+    dtype = np.dtype(f"{kind}{t.bit_width // 8}")
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+
+
 def _codes(column: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]] | None:
     """The column's values as one dictionary, and per chunk its codes with their map into it (None
     when a dictionary holds a missing value).
@@ -95,7 +108,7 @@ def _codes(column: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]]
                 position[value] = len(dictionary)
                 dictionary.append(value)
         to_global = np.fromiter((position[value] for value in local), dtype=np.int64, count=len(local))
-        parts.append((chunk.indices.to_numpy(zero_copy_only=False), to_global))
+        parts.append((_view(chunk.indices), to_global))
     return parts, dictionary
 
 
@@ -165,7 +178,9 @@ def aggregate_parquet_codes(
         if not (integer or pa.types.is_floating(kt)) or (integer and n_keys is None):
             return None
     try:
-        table = pq.read_table(source, columns=wanted, read_dictionary=variables)
+        # ParquetFile reads without the dataset layer (whose import brings pandas)
+        with pq.ParquetFile(source, read_dictionary=variables) as pf:
+            table = pf.read(columns=wanted)
     except Exception:  # noqa: BLE001
         return None
     n = table.num_rows
@@ -199,7 +214,8 @@ def aggregate_parquet_codes(
     nz = np.flatnonzero(counts)
     sums = None
     if record_key is not None:
-        keys = table.column(record_key).to_numpy()
+        chunks = [_view(c) for c in table.column(record_key).chunks]
+        keys = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
         del table
         if integer:
             if keys.min() < 0 or keys.max() > int(n_keys) - 1 or n * float(n_keys) >= 2.0**53:  # type: ignore[arg-type]

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
-import pandas as pd
 
+from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
 from ._duckdb import _connect, _quote_ident, duckdb_error, source_sql
 from ._keyed import FLOAT_KEY_BITS

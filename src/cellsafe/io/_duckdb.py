@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-import pandas as pd
 
+from .._frames import pd
 from ..exceptions import DataError
 
 __all__ = [
@@ -176,6 +176,15 @@ def file_columns(path: "str | os.PathLike[str]") -> list[str]:
     ['sex', 'count']
     """
     src = source_sql(path, text=True)
+    if Path(path).name.lower().endswith(_PARQUET):
+        try:  # a Parquet file's footer names its columns: no need to start DuckDB
+            import pyarrow.parquet as pq
+
+            names = list(pq.read_schema(path).names)
+            if len(set(names)) == len(names):
+                return names
+        except Exception:  # noqa: BLE001  DuckDB reads it, or says why it cannot
+            pass
     con = _connect()
     try:
         return _columns(con, src, path)

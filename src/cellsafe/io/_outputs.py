@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import pandas as pd
 
+from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
 from ._manifest import MANIFEST_NAME, Manifest, manifest_path_for, sha256_file
 

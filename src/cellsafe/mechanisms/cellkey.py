@@ -17,9 +17,8 @@ import os
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 
-from .._frames import as_pandas
+from .._frames import as_pandas, pd
 from .._params import Param
 from .._random import RNGLike, as_generator, as_seed_sequence, block_starts, stream
 from .._registry import register

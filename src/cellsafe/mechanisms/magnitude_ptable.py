@@ -14,8 +14,8 @@ import os
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 
+from .._frames import pd
 from .._params import Configurable, Param
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError

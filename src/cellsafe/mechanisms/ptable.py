@@ -20,8 +20,8 @@ import os
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from .._frames import pd
 from .._params import Configurable, Param
 from .._validation import check_in, check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError
@@ -276,6 +276,9 @@ class PTable(Configurable):
         The ONS layout gets the ONS rule for large counts: counts above 750 (the last row) reuse
         rows 501..750 as ``((n - 1) mod 250) + 501``.
         """
+        ons = _read_ons_csv(path)
+        if ons is not None:  # the common ONS file, without building a frame
+            return cls._from_ons(*ons)
         try:
             df = pd.read_csv(path)
             if df.shape[1] == 1:  # sdcTools files are sometimes written with ';'
@@ -289,27 +292,11 @@ class PTable(Configurable):
         """A ptable from a frame in either layout (see :meth:`read`)."""
         cols = {str(c).strip().lower(): c for c in df.columns}
         if {"pcv", "ckey", "pvalue"} <= set(cols):
-            pcv = df[cols["pcv"]].to_numpy(dtype=np.int64)
-            ckey = df[cols["ckey"]].to_numpy(dtype=np.int64)
-            pval = df[cols["pvalue"]].to_numpy(dtype=np.int64)
-            if pcv.min() < 0 or ckey.min() < 0:
-                raise DataError("ONS ptable: pcv and ckey must be non-negative.")
-            ncat, n_keys = int(pcv.max()), int(ckey.max()) + 1
-            K = np.zeros((ncat + 1, n_keys), dtype=np.int64)
-            seen = np.zeros((ncat + 1, n_keys), dtype=bool)
-            K[pcv, ckey] = pval
-            seen[pcv, ckey] = True
-            if not seen[1:].all():
-                r, k = np.argwhere(~seen[1:])[0]
-                raise DataError(f"ONS ptable lacks the row pcv={r + 1}, ckey={k}; it must list every pcv 1..{ncat} with every ckey.")
-            K[0] = 0
-            rel = np.arange(ncat + 1)[:, None] + K
-            if rel.min() < 0:
-                raise DataError("ONS ptable: a pvalue would release a negative count.")
-            P = np.zeros((ncat + 1, int(rel.max()) + 1))
-            rows = np.repeat(np.arange(ncat + 1), n_keys)
-            np.add.at(P, (rows, rel.reshape(-1)), 1.0 / n_keys)
-            return cls(P, key_noise=K, cycle=min(250, ncat), params={"layout": "ons", "n_keys": n_keys})
+            return cls._from_ons(
+                df[cols["pcv"]].to_numpy(dtype=np.int64),
+                df[cols["ckey"]].to_numpy(dtype=np.int64),
+                df[cols["pvalue"]].to_numpy(dtype=np.int64),
+            )
         if {"i", "j", "p"} <= set(cols):
             d = df
             if "type" in cols:
@@ -330,6 +317,28 @@ class PTable(Configurable):
             f"unknown ptable layout with columns {list(df.columns)}; expected 'i, j, p, v, p_int_lb, p_int_ub' "
             "(sdcTools) or 'pcv, ckey, pvalue' (ONS)."
         )
+
+    @classmethod
+    def _from_ons(cls, pcv: np.ndarray, ckey: np.ndarray, pval: np.ndarray) -> "PTable":
+        """A ptable from the ONS layout's columns (pcv, ckey, pvalue)."""
+        if pcv.min() < 0 or ckey.min() < 0:
+            raise DataError("ONS ptable: pcv and ckey must be non-negative.")
+        ncat, n_keys = int(pcv.max()), int(ckey.max()) + 1
+        K = np.zeros((ncat + 1, n_keys), dtype=np.int64)
+        seen = np.zeros((ncat + 1, n_keys), dtype=bool)
+        K[pcv, ckey] = pval
+        seen[pcv, ckey] = True
+        if not seen[1:].all():
+            r, k = np.argwhere(~seen[1:])[0]
+            raise DataError(f"ONS ptable lacks the row pcv={r + 1}, ckey={k}; it must list every pcv 1..{ncat} with every ckey.")
+        K[0] = 0
+        rel = np.arange(ncat + 1)[:, None] + K
+        if rel.min() < 0:
+            raise DataError("ONS ptable: a pvalue would release a negative count.")
+        P = np.zeros((ncat + 1, int(rel.max()) + 1))
+        rows = np.repeat(np.arange(ncat + 1), n_keys)
+        np.add.at(P, (rows, rel.reshape(-1)), 1.0 / n_keys)
+        return cls(P, key_noise=K, cycle=min(250, ncat), params={"layout": "ons", "n_keys": n_keys})
 
     def to_frame(self, layout: str = "sdc", n_keys: int = 256) -> pd.DataFrame:
         """The table as a frame in the sdcTools or the ONS layout.
@@ -488,3 +497,32 @@ class PTable(Configurable):
         col = np.clip(r + (k - j) + 1, 0, self._P.shape[1])
         return self._sf[r, col]
 
+
+
+def _read_ons_csv(path: "str | os.PathLike[str]") -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The pcv, ckey and pvalue columns of a comma-separated ONS ptable, or None for any other file.
+
+    The ONS ptables are a few thousand rows of integers: the csv module reads them without
+    importing pandas; anything unusual (another layout, a non-integer, a ragged row) goes to
+    ``pandas.read_csv`` instead, with its messages.
+    """
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            rows = list(csv.reader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    if len(rows) < 2:
+        return None
+    names = [c.strip().lower() for c in rows[0]]
+    if not {"pcv", "ckey", "pvalue"} <= set(names) or len(set(names)) != len(names):
+        return None
+    at = [names.index(c) for c in ("pcv", "ckey", "pvalue")]
+    try:
+        if any(len(r) != len(names) for r in rows[1:]):
+            return None
+        values = np.array([[int(r[i]) for i in at] for r in rows[1:]], dtype=np.int64)
+    except ValueError:
+        return None
+    return values[:, 0], values[:, 1], values[:, 2]

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
+from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
 from ..io import aggregate_contributions
 from ..table import CountTable, Hierarchy, encode_cells

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from .._frames import pd
 from .._results import Result
 from ..exceptions import DataError
 from ..table import CountTable

@@ -27,10 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
-from .._frames import as_pandas
+from .._frames import as_pandas, pd
 from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
 from ..formula import Formula, parse_formula
 from ..table import INDEX_DTYPE, CountTable, Hierarchy, Variable, ravel, unravel

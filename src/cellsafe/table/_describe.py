@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 
+from .._frames import pd
 from .._results import Result
 from ..exceptions import InvalidArgumentError
 from ._table import CountTable

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
+from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
 from ._table import CountTable
 from ._variable import Variable

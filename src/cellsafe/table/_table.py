@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
+from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
 from ._flat import INDEX_DTYPE, group_sum, n_cells_checked, ravel, sorted_unique, unravel
 from ._variable import Variable
@@ -632,7 +632,7 @@ def _as_number(text: str) -> float | None:
 
 def _sorted_categories(values: np.ndarray) -> list[Hashable]:
     """Sorted distinct values; strings that all spell numbers ('2', '10', '3.5') sort by value."""
-    uniq = pd.unique(values).tolist()
+    uniq = list(dict.fromkeys(np.asarray(values, dtype=object).tolist()))  # first-seen order, as pd.unique
     if uniq and all(isinstance(u, str) for u in uniq):
         numbers = [_as_number(u) for u in uniq]
         if all(x is not None for x in numbers):

@@ -24,10 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
-from .._frames import as_pandas
+from .._frames import as_pandas, pd
 from ..exceptions import DataError, InvalidArgumentError
 from ..io import read_hrc, write_hrc
 
