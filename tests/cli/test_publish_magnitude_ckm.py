@@ -57,7 +57,7 @@ def test_generated_ptable_seeded_keys_and_holdings(tmp_path):
         ([], "sector,region,turnover\nA,N,12\nB,S,many\n", "'many' in column 'turnover' is not a DOUBLE"),
         ([], "sector,region,turnover\nA,N,12\nB,S,-3\n", "negative"),
         (["--record-key", "rk"], "sector,region,turnover,rk\nA,N,12,0.5\nB,S,3,1.5\n", "out-of-range key"),
-        (["--record-key", "rk"], "sector,region,turnover,rk\nA,N,12,1\nB,S,3,2\n", "uniform numbers in [0, 1)"),
+        (["--record-key", "rk"], "sector,region,turnover,rk\nA,N,12,1\nB,S,3,2\n", "uniform key in [0, 1)"),
         (["--fp", None], None, "needs --fp X"),
         (["--rule", "p%=15"], None, "give both"),
         (["--mu-c", "2"], None, "give both"),

@@ -92,7 +92,8 @@ def aggregate_contributions(
 def _aggregate(con: Any, source: Any, variables: Sequence[str], value: str, contributor: str | None,
                record_key: str | None) -> Contributions:
     if isinstance(source, str) or hasattr(source, "__fspath__"):
-        src, where = source_sql(source), repr(str(source))
+        # CSV columns as written (a category '01' stays '01', as when counting); the key as the number it is
+        src, where = source_sql(source, text=True, types={record_key: "DOUBLE"} if record_key else None), repr(str(source))
     else:
         con.register("__records", source)
         src, where = "__records", "the data"
