@@ -502,27 +502,25 @@ class PTable(Configurable):
 def _read_ons_csv(path: "str | os.PathLike[str]") -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The pcv, ckey and pvalue columns of a comma-separated ONS ptable, or None for any other file.
 
-    The ONS ptables are a few thousand rows of integers: the csv module reads them without
-    importing pandas; anything unusual (another layout, a non-integer, a ragged row) goes to
-    ``pandas.read_csv`` instead, with its messages.
+    An ONS ptable is some 200,000 rows of integers: Arrow's CSV reader takes a few milliseconds and
+    no pandas import.  Anything unusual (another layout, a column that is not all integers, a
+    missing value) goes to ``pandas.read_csv`` instead, with its messages.
     """
-    import csv
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
 
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeDecodeError, csv.Error):
+        table = pacsv.read_csv(path)
+    except Exception:  # noqa: BLE001  pyarrow absent, or a file it cannot read: pandas decides
         return None
-    if len(rows) < 2:
+    names = [str(c).strip().lower() for c in table.column_names]
+    if not {"pcv", "ckey", "pvalue"} <= set(names) or len(set(names)) != len(names) or table.num_rows == 0:
         return None
-    names = [c.strip().lower() for c in rows[0]]
-    if not {"pcv", "ckey", "pvalue"} <= set(names) or len(set(names)) != len(names):
-        return None
-    at = [names.index(c) for c in ("pcv", "ckey", "pvalue")]
-    try:
-        if any(len(r) != len(names) for r in rows[1:]):
+    out = []
+    for name in ("pcv", "ckey", "pvalue"):
+        column = table.column(names.index(name))
+        if not pa.types.is_integer(column.type) or column.null_count:
             return None
-        values = np.array([[int(r[i]) for i in at] for r in rows[1:]], dtype=np.int64)
-    except ValueError:
-        return None
-    return values[:, 0], values[:, 1], values[:, 2]
+        column = column.cast(pa.int64()).combine_chunks()
+        out.append(np.frombuffer(column.buffers()[1], dtype=np.int64, count=len(column), offset=column.offset * 8).copy())
+    return out[0], out[1], out[2]
