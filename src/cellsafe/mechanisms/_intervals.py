@@ -177,7 +177,8 @@ def protect_intervals(
     Against a contributor alone in withheld cells (``sole``), the same program with that
     contributor's cells as equations that never give way; it is solved only for contributors whose
     cells the outside attacker's solution y does not already meet (where it does, y reaches the
-    target within their knowledge too).
+    target within their knowledge too), after one program for all of them together with nothing
+    given way (a y meeting all their cells serves each).
 
     Examples
     --------
@@ -214,21 +215,33 @@ def protect_intervals(
         targets = [(True, v + r + slack)] if r == 0 else [(True, v + r + slack), (False, v - min(r, max(v, 0.0)) - slack)]
         if r > 0 and targets[1][1] < 0:
             targets[1] = (False, 0.0)  # the attacker's lower bound can only reach 0
+        if sole is not None and r > 0:
+            xp = np.asarray(Xc[:, p].todense()).reshape(-1)
+            apart = np.asarray(Xc.T @ xp).reshape(-1) == 0  # cells sharing no inner cell with p
         for upper, target in targets:
-            y = _reach(Xc, values, suppressed, allowed, weight, p, upper, target, None)
+            # contributors alone in withheld cells know those cells: the outside attacker's y is asked
+            # to meet them too where that costs nothing (a tiny weight), and serves each contributor
+            # whose cells it meets; the others get a program of their own
+            singles = None
+            if sole is not None and r > 0:
+                singles = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
+            y = _reach(Xc, values, suppressed, allowed, weight, p, upper, target, None, singles)
             n_lp += 1
             if y is None:
                 unresolved[p] = True
                 continue
-            if sole is None or r == 0:
+            if singles is None:
                 continue
-            # contributors alone in withheld cells know those cells: the outside attacker's witness y
-            # serves them too where it meets their cells' values; the others get a program of their own
-            xp = np.asarray(Xc[:, p].todense()).reshape(-1)
-            apart = np.asarray(Xc.T @ xp).reshape(-1) == 0  # cells sharing no inner cell with p
             cells = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
             off = np.abs(Xc[:, cells].T @ y - values[cells]) > 1e-9 * np.maximum(1.0, np.abs(values[cells]))
-            for c in np.unique(sole[cells[off]]):
+            attackers = np.unique(sole[cells[off]])
+            if attackers.size > 1:
+                # one program for all of them at once, nothing given way: when some y meets every one
+                # of their cells, it serves each of them (most often the case)
+                n_lp += 1
+                if _reach(Xc, values, suppressed, np.zeros(n_pub, dtype=bool), weight, p, upper, target, cells) is not None:
+                    continue
+            for c in attackers:
                 known = np.flatnonzero((sole == c) & apart)
                 n_lp += 1
                 if _reach(Xc, values, suppressed, allowed, weight, p, upper, target, known) is None:
@@ -246,11 +259,13 @@ def _reach(
     upper: bool,
     target: float,
     known: np.ndarray | None,
+    soft: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """One protection program (notes of :func:`protect_intervals`): withholds, in ``suppressed``, the
     cells whose equations give way, and returns the inner values y reaching ``target`` (None when no
     allowed cells can give way enough).  ``known`` cells are equations that never give way (what a
-    contributor knows of its own)."""
+    contributor knows of its own); ``soft`` (withheld) cells are equations y meets where that costs
+    next to nothing."""
     from scipy.optimize import linprog
 
     listed = ~suppressed
@@ -263,12 +278,19 @@ def _reach(
     D = sp.csr_matrix((np.ones(give.size), (pos, np.arange(give.size))), shape=(rows.size, give.size))
     n_inner = Xc.shape[0]
     xp = np.asarray(Xc[:, p].todense()).reshape(-1)
+    w = weight[give]
+    b = values[rows]
+    if soft is not None and soft.size:
+        A = sp.vstack([A, Xc[:, soft].T]).tocsr()
+        D = sp.block_diag([D, sp.identity(soft.size)], format="csr")
+        w = np.concatenate([w, np.full(soft.size, 1e-6 * float(w.min(initial=1.0)))])
+        b = np.concatenate([b, values[soft]])
     res = linprog(
-        np.concatenate([np.zeros(n_inner), weight[give], weight[give]]),
-        A_ub=sp.csr_matrix(np.concatenate([-xp if upper else xp, np.zeros(2 * give.size)])),
+        np.concatenate([np.zeros(n_inner), w, w]),
+        A_ub=sp.csr_matrix(np.concatenate([-xp if upper else xp, np.zeros(2 * w.size)])),
         b_ub=[-target if upper else target],
         A_eq=sp.hstack([A, -D, D], format="csr"),
-        b_eq=values[rows],
+        b_eq=b,
         bounds=(0, None),
         method="highs",
     )
@@ -276,7 +298,7 @@ def _reach(
         return None
     if res.status != 0:
         raise DataError(f"the protection program of published cell {p} did not solve: {res.message}")
-    dev = res.x[n_inner : n_inner + give.size] + res.x[n_inner + give.size :]
+    dev = res.x[n_inner : n_inner + give.size] + res.x[n_inner + w.size : n_inner + w.size + give.size]
     scale = max(1.0, float(np.abs(values[rows]).max())) if rows.size else 1.0
     suppressed[give[dev > 1e-9 * scale]] = True
     return res.x[:n_inner]
