@@ -80,3 +80,31 @@ def test_magnitude_rule_without_value_refused(tmp_path, capsys):
     code = main(["audit", str(data), str(data), "--variables", "sector,region", "--formula", "sector*region",
                  "--rule", "p%=15"])
     assert code == 2 and "need --value" in capsys.readouterr().err
+
+
+def test_publish_forced_and_hidden_cells(tmp_path, capsys):
+    data = _firms(tmp_path)
+    out = tmp_path / "turnover.csv"
+    assert main(["publish", str(data), *COMMON, "--method", "suppress", "--output", str(out), "--quiet"]) == 0
+    frame = pd.read_csv(out)
+    frame["suppression"] = frame["suppression"].fillna("")
+    sec = frame[(frame["suppression"] == "secondary") & (frame["region"] != "Total") & (frame["sector"] != "Total")].iloc[0]
+    pd.DataFrame({"sector": [sec["sector"]], "region": [sec["region"]]}).to_csv(tmp_path / "forced.csv", index=False)
+    pd.DataFrame({"region": ["S"]}).to_csv(tmp_path / "hidden.csv", index=False)  # (Total, S)
+    out2 = tmp_path / "turnover2.csv"
+    assert main(["publish", str(data), *COMMON, "--method", "suppress", "--forced", str(tmp_path / "forced.csv"),
+                 "--hidden", str(tmp_path / "hidden.csv"), "--output", str(out2), "--quiet"]) == 0
+    f2 = pd.read_csv(out2)
+    f2["suppression"] = f2["suppression"].fillna("")
+    row = (f2["sector"] == sec["sector"]) & (f2["region"] == sec["region"])
+    assert f2.loc[row, "suppression"].item() == "" and not np.isnan(f2.loc[row, "turnover"].item())
+    assert f2.loc[(f2["sector"] == "Total") & (f2["region"] == "S"), "suppression"].item() != ""
+    capsys.readouterr()
+    iv = tmp_path / "iv.csv"
+    main(["audit", str(out2), str(data), *COMMON, "--json", "--output", str(iv)])  # the hidden cell itself may be exact
+    assert json.loads(capsys.readouterr().out)["n_sensitive_published"] == 0
+    iv = pd.read_csv(iv)
+    assert iv.loc[iv["suppression"] == "primary", "safe"].all()
+    code = main(["publish", str(data), "--variables", "sector,region", "--formula", "sector*region", "--method", "scr",
+                 "--forced", str(tmp_path / "forced.csv"), "--output", str(tmp_path / "x.csv")])
+    assert code == 2 and "apply to --method suppress" in capsys.readouterr().err

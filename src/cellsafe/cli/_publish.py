@@ -96,6 +96,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--value", metavar="COL", help="magnitude table: the numeric column summed (microdata; also --method ckm)")
     c.add_argument("--contributor", metavar="COL", help="magnitude table: contributor id (holdings)")
     c.add_argument("--protect-zeros", action="store_true", help="the frequency rule also suppresses empty cells")
+    c.add_argument("--forced", metavar="FILE", help="CSV/Parquet of cells always published: one column per variable "
+                   "named, a category or aggregate code (a variable left out is Total)")
+    c.add_argument("--hidden", metavar="FILE", help="CSV/Parquet of cells always withheld, as --forced")
     add_magnitude_ckm_options(p)
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv, .parquet or .json)")
@@ -171,8 +174,17 @@ def run(args: argparse.Namespace) -> int:
         return _publish(args, names, rng, outputs, target)
 
 
+def _user_cells(args: argparse.Namespace) -> dict[str, Any]:
+    """--forced and --hidden: frames of cell labels for CellSuppression."""
+    from ..io import read_records
+
+    return {k: read_records(getattr(args, k)) for k in ("forced", "hidden") if getattr(args, k)}
+
+
 def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any, target: Any) -> int:
     hierarchies = hierarchies_from_args(args)
+    if args.method != "suppress" and (args.forced or args.hidden):
+        raise InvalidArgumentError("--forced and --hidden apply to --method suppress only.")
     magnitude_ckm = args.method == "ckm" and bool(args.value)
     if not magnitude_ckm and (args.fp is not None or args.epsilon or args.step is not None or args.icat or args.use_zero_rkeys
                               or args.mu_c is not None):
@@ -193,7 +205,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         if args.value:
             if args.count:
                 raise InvalidArgumentError("--value needs microdata (one row per record); drop --count.")
-            mech = CellSuppression(args.formula, rules=rules, protect_zeros=args.protect_zeros, priority="value")
+            mech = CellSuppression(args.formula, rules=rules, protect_zeros=args.protect_zeros, priority="value", **_user_cells(args))
             res = mech.suppress_magnitude(
                 args.input, variables=names, value=args.value, contributor=args.contributor, hierarchies=hierarchies or None
             )
@@ -202,7 +214,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
                 raise DataError("--contributor needs --value (a magnitude table).")
             table = load_table(args.input, args.variables, args.count)
             pub = publication_from_args(args, table, hierarchies, zeros=args.zeros or None)
-            mech = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros)
+            mech = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros, **_user_cells(args))
             [res] = mech.sample(table)
     elif args.method == "ckm":
         if args.zeros:
