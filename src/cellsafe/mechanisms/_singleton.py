@@ -17,8 +17,8 @@ section 4; GaussSuppression's singleton methods):
 Sound version implemented here (what is guaranteed, exactly):
 
 - the virtual primaries of (2) join the primaries of the Gaussian elimination, for every pair of a
-  contributor's primary singletons (for a contributor with more than ``max_pairs`` such pairs, the
-  consecutive pairs in position order and the union of all of them);
+  contributor's primary singletons (for a contributor alone in more than 12 primaries, the pairs
+  of consecutive ones in position order and the union of all of them);
 - for (1), each contributor c who is alone in some withheld cell is an attacker of its own.  The
   primaries (real and virtual) not of c must not be linear combinations of the published cells and
   c's own cells: that is checked for each such c by the span test, and where it fails, the
@@ -104,7 +104,7 @@ def virtual_primaries(X: sp.spmatrix, primary: np.ndarray, sole: np.ndarray) -> 
         k = mine.shape[0]
         if k < 2:
             continue
-        if k * (k - 1) // 2 <= _MAX_ALL_PAIRS * (_MAX_ALL_PAIRS - 1) // 2 and k <= _MAX_ALL_PAIRS:
+        if k <= _MAX_ALL_PAIRS:
             i, j = np.triu_indices(k, 1)
         else:
             i, j = np.arange(k - 1), np.arange(1, k)
