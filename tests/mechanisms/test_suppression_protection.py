@@ -330,3 +330,16 @@ def test_frequency_table_singletons_on_request():
     a, b = cells.index("a"), cells.index("b")
     assert _in_span(D, np.r_[np.flatnonzero(~np.isnan(plain.released)), a], D[:, b])
     assert not _in_span(D, np.r_[np.flatnonzero(~np.isnan(safe.released)), a], D[:, b])
+
+
+def test_virtual_primaries_pairs_and_many():
+    """Every pair of one contributor's primary singletons, or for more than 12 the consecutive pairs and the union."""
+    import scipy.sparse as sp
+
+    from cellsafe.mechanisms._singleton import virtual_primaries
+
+    X = sp.csr_matrix(np.eye(16))
+    V, owner = virtual_primaries(X, np.ones(16, dtype=bool), np.r_[np.zeros(3, dtype=int), np.ones(13, dtype=int)])
+    sizes = np.asarray(V.sum(axis=0)).ravel()
+    assert (owner == 0).sum() == 3 and (owner == 1).sum() == 12 + 1  # 3 pairs; 12 consecutive pairs and the union
+    assert sorted(sizes[owner == 1].tolist()) == [2.0] * 12 + [13.0]

@@ -118,7 +118,7 @@ def virtual_primaries(X: sp.spmatrix, primary: np.ndarray, sole: np.ndarray) -> 
     V = ((Xc[:, i] + Xc[:, j]) > 0).astype(np.float64)
     owner = sole[i]
     if unions:
-        U = sp.hstack([(Xc[:, u].sum(axis=1) > 0).astype(np.float64) for u in unions]).tocsc()
+        U = sp.hstack([sp.csc_matrix((np.asarray(Xc[:, u].sum(axis=1)) > 0).astype(np.float64)) for u in unions]).tocsc()
         V = sp.hstack([V, U]).tocsc()
         owner = np.concatenate([owner, sole[[u[0] for u in unions]]])
     V = sp.csc_matrix(V)
