@@ -130,3 +130,17 @@ def test_numbers_as_text_sort_by_value(tmp_path):
     pq.write_table(pa.table({"v": ["10", "2", "1", "2"]}), path)
     kt = keyed_table(path, ["v"])
     assert kt.table.variables[0].categories == ("1", "2", "10") and kt.table.counts.tolist() == [1, 2, 1]
+
+
+def test_values_first_seen_in_later_row_groups(tmp_path):
+    """Each row group adds categories of its own: the groups' cells merge over the final dictionaries."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    df = pd.DataFrame({
+        "a": np.where(np.arange(n) < 1000, "x", rng.choice(["y", "z", "x"], n)),
+        "b": np.where(np.arange(n) < 2000, rng.choice(["p", "q"], n), rng.choice(["r", "p"], n)),
+        "k": rng.random(n),
+    })
+    path = tmp_path / "g.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path, row_group_size=1000)
+    assert _coded(path, ["a", "b"], "k", None) == _duckdb(path, ["a", "b"], "k", None)

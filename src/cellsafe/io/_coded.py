@@ -89,15 +89,13 @@ def _view(array: Any) -> np.ndarray:
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
 
 
-def _codes(column: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]] | None:
-    """The column's values as one dictionary, and per chunk its codes with their map into it (None
-    when a dictionary holds a missing value).
+def _codes(column: Any, dictionary: list[str], position: dict[str, int]) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Per chunk of a column, its codes and their map into one dictionary shared by all row groups.
 
-    Row groups carry dictionaries of their own; mapping each small dictionary costs less than
-    unifying the chunks' codes.
+    Values new to ``dictionary`` are appended (earlier positions never move).  Row groups and
+    batches carry dictionaries of their own; mapping each small dictionary costs less than unifying
+    the chunks' codes.  None when a dictionary holds a missing value.
     """
-    dictionary: list[str] = []
-    position: dict[str, int] = {}
     parts = []
     for chunk in column.chunks:
         if chunk.dictionary.null_count:
@@ -109,7 +107,14 @@ def _codes(column: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]]
                 dictionary.append(value)
         to_global = np.fromiter((position[value] for value in local), dtype=np.int64, count=len(local))
         parts.append((_view(chunk.indices), to_global))
-    return parts, dictionary
+    return parts
+
+
+def _product(sizes: Sequence[int]) -> int:
+    out = 1
+    for size in sizes:
+        out *= size
+    return out
 
 
 def aggregate_parquet_codes(
@@ -142,8 +147,9 @@ def aggregate_parquet_codes(
 
     Notes
     -----
-    Counts come from ``bincount`` over the flat index; integer key sums are exact in float64
-    (below 2^53), uniform keys are summed as the high and low halves of ``floor(u * 2^53)`` so
+    The file is read one row group at a time: each group's cells are counted by ``bincount`` over
+    its flat index, and the groups' cells are merged by one more ``bincount`` over the final
+    dictionaries.  Integer key sums are exact in float64 (below 2^53), uniform keys are summed as the high and low halves of ``floor(u * 2^53)`` so
     that each half's sum is exact, and recombined modulo 2^53 in integers.
 
     Examples
@@ -172,66 +178,130 @@ def aggregate_parquet_codes(
         return None
     if not all(_text_type(schema.field(v).type) for v in variables):
         return None
+    integer: bool | None = None
     if record_key is not None:
         kt = schema.field(record_key).type
         integer = bool(pa.types.is_integer(kt))
         if not (integer or pa.types.is_floating(kt)) or (integer and n_keys is None):
             return None
+    dictionaries: list[list[str]] = [[] for _ in variables]
+    positions: list[dict[str, int]] = [{} for _ in variables]
+    # per row group, its non-empty cells (global codes per variable), counts and key sums
+    cells: list[list[np.ndarray]] = [[] for _ in variables]
+    counts: list[np.ndarray] = []
+    sums: list[list[np.ndarray]] = []
     try:
-        # ParquetFile reads without the dataset layer (whose import brings pandas)
+        # ParquetFile reads without the dataset layer (whose import brings pandas); one row group
+        # at a time keeps the records' codes small
         with pq.ParquetFile(source, read_dictionary=variables) as pf:
-            table = pf.read(columns=wanted)
-    except Exception:  # noqa: BLE001
+            n = pf.metadata.num_rows
+            if n == 0 or (record_key is not None and integer and n * float(n_keys) >= 2.0**53):  # type: ignore[arg-type]
+                return None
+            if record_key is not None and not integer and n >= 2 ** (53 - _LOW_BITS):
+                return None
+            for g in range(pf.num_row_groups):
+                group = _group_cells(pf.read_row_group(g, columns=wanted), variables, record_key, integer, n_keys,
+                                     dictionaries, positions, n)
+                if group is None:
+                    return None
+                if group is False:
+                    continue
+                codes, cnt, weights = group
+                for j in range(len(variables)):
+                    cells[j].append(codes[j])
+                counts.append(cnt)
+                sums.append(weights)
+    except Exception:  # noqa: BLE001  a file pyarrow cannot read: DuckDB says why
         return None
-    n = table.num_rows
-    if n == 0 or any(table.column(c).null_count for c in wanted):
+    if not counts:
         return None
-    codes, dictionaries = [], []
-    for v in variables:
-        coded = _codes(table.column(v))
+    sizes = [len(d) for d in dictionaries]
+    n_cells = _product(sizes)
+    if n_cells > max(_MAX_DENSE, 2 * n):
+        return None
+    # the row groups' cells merged by one more bincount over the final dictionaries
+    flat = np.concatenate(cells[0])
+    for j in range(1, len(variables)):
+        flat *= sizes[j]
+        flat += np.concatenate(cells[j])
+    total = np.bincount(flat, weights=np.concatenate(counts).astype(np.float64), minlength=n_cells)
+    nz = np.flatnonzero(total)
+    key_sums = None
+    if record_key is not None:
+        merged = [np.bincount(flat, weights=np.concatenate([w[i] for w in sums]), minlength=n_cells)[nz]
+                  for i in range(len(sums[0]))]
+        if integer:
+            key_sums = (merged[0].astype(np.int64) % int(n_keys)).astype(np.uint64)  # type: ignore[arg-type]
+        else:
+            low, high = (m.astype(np.uint64) for m in merged)
+            # modulo 2^64 wrap-around is harmless: 2^53 divides 2^64
+            key_sums = ((high << np.uint64(_LOW_BITS)) + low) & np.uint64((1 << FLOAT_KEY_BITS) - 1)
+    return CodedCells(dictionaries, nz.astype(np.int64), total[nz].astype(np.int64), key_sums,
+                      None if record_key is None else integer)
+
+
+def _group_cells(
+    table: Any,
+    variables: list[str],
+    record_key: str | None,
+    integer: bool | None,
+    n_keys: int | None,
+    dictionaries: list[list[str]],
+    positions: list[dict[str, int]],
+    n: int,
+) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray]] | bool | None:
+    """One row group's non-empty cells: global codes per variable, counts and key-sum weights.
+
+    False for an empty group; None when the shortcut does not apply (a missing value, a key out of
+    range, too many cells).
+    """
+    rows = table.num_rows
+    if rows == 0:
+        return False
+    if any(table.column(c).null_count for c in table.column_names):
+        return None
+    parts = []
+    for v, dictionary, position in zip(variables, dictionaries, positions):
+        coded = _codes(table.column(v), dictionary, position)
         if coded is None:
             return None
-        c, d = coded
-        codes.append(c)
-        dictionaries.append(d)
-    sizes = [len(d) for d in dictionaries]
-    n_cells = 1
-    for size in sizes:
-        n_cells *= size
+        parts.append(coded)
+    sizes = [len(d) for d in dictionaries]  # so far: later groups may add values, never move them
+    n_cells = _product(sizes)
     if n_cells > max(_MAX_DENSE, 2 * n):
         return None
     # the flat index built in place, one variable at a time (the columns' chunks need not align)
-    flat = np.zeros(n, dtype=np.int64)
-    for j, parts in enumerate(codes):
+    flat = np.zeros(rows, dtype=np.int64)
+    for j, chunks in enumerate(parts):
         if j:
             flat *= sizes[j]
         start = 0
-        for c, to_global in parts:
+        for c, to_global in chunks:
             flat[start:start + len(c)] += to_global[c]
             start += len(c)
-    del codes
+    del parts
     counts = np.bincount(flat, minlength=n_cells)
     nz = np.flatnonzero(counts)
-    sums = None
+    weights: list[np.ndarray] = []
     if record_key is not None:
         chunks = [_view(c) for c in table.column(record_key).chunks]
         keys = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-        del table
         if integer:
-            if keys.min() < 0 or keys.max() > int(n_keys) - 1 or n * float(n_keys) >= 2.0**53:  # type: ignore[arg-type]
+            if keys.min() < 0 or keys.max() > int(n_keys) - 1:  # type: ignore[arg-type]
                 return None
-            sums = np.bincount(flat, weights=keys.astype(np.float64), minlength=n_cells)[nz]
-            sums = (sums.astype(np.int64) % int(n_keys)).astype(np.uint64)  # type: ignore[arg-type]
+            weights = [np.bincount(flat, weights=keys, minlength=n_cells)[nz]]
         else:
-            if not np.all(np.isfinite(keys)) or keys.min() < 0 or keys.max() >= 1 or n >= 2 ** (53 - _LOW_BITS):
+            if not np.all(np.isfinite(keys)) or keys.min() < 0 or keys.max() >= 1:
                 return None
             fixed = np.floor(keys.astype(np.float64) * float(2**FLOAT_KEY_BITS)).astype(np.uint64)
-            del keys
-            low = np.bincount(flat, weights=(fixed & np.uint64((1 << _LOW_BITS) - 1)).astype(np.float64),
-                              minlength=n_cells)[nz].astype(np.uint64)
-            high = np.bincount(flat, weights=(fixed >> np.uint64(_LOW_BITS)).astype(np.float64),
-                               minlength=n_cells)[nz].astype(np.uint64)
-            # modulo 2^64 wrap-around is harmless: 2^53 divides 2^64
-            sums = ((high << np.uint64(_LOW_BITS)) + low) & np.uint64((1 << FLOAT_KEY_BITS) - 1)
-    return CodedCells(dictionaries, nz.astype(np.int64), counts[nz].astype(np.int64), sums,
-                      None if record_key is None else integer)
+            weights = [np.bincount(flat, weights=(fixed & np.uint64((1 << _LOW_BITS) - 1)).astype(np.float64),
+                                   minlength=n_cells)[nz],
+                       np.bincount(flat, weights=(fixed >> np.uint64(_LOW_BITS)).astype(np.float64),
+                                   minlength=n_cells)[nz]]
+    codes = []
+    rest = nz
+    for size in reversed(sizes[1:]):
+        rest, code = np.divmod(rest, size)
+        codes.append(code)
+    codes.append(rest)
+    return codes[::-1], counts[nz], weights
