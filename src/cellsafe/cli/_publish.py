@@ -237,7 +237,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
                 raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
             res = ckm.perturb(load_table(args.input, args.variables, args.count), rng=rng)
         else:
-            # DuckDB counts the records and sums their keys straight from the file (never loaded whole)
+            # counts and key sums straight from the file (Parquet dictionary codes, or DuckDB), never loaded whole
             res = ckm.perturb(args.input, variables=names, record_key=args.record_key, rng=rng)
     else:
         from ..mechanisms.rounding import SmallCountRounding
