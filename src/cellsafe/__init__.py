@@ -25,8 +25,8 @@ from .exceptions import BudgetExceededError, CellsafeError, DataError, InvalidAr
 # Submodules and public names load on first use (PEP 562): ``import cellsafe`` stays light, and a
 # command or script pays only for what it touches.
 _SUBMODULES = frozenset(
-    {"apriori", "datasets", "distributions", "dp", "exceptions", "fitting", "formula", "mechanisms", "metrics",
-     "published", "synthesis", "tuning", "report"}
+    {"apriori", "datasets", "distributions", "dp", "engines", "exceptions", "fitting", "formula", "io", "mechanisms",
+     "metrics", "published", "report", "synthesis", "table", "tuning"}
 )
 _NAMES = {
     "GAF": "distributions",

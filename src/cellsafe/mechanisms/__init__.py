@@ -38,11 +38,12 @@ REGISTERING_MODULES = tuple(_MODULES)
 
 def __getattr__(name: str):  # noqa: ANN202
     import importlib
+    import importlib.util
 
-    if name in _MODULES:  # a submodule, e.g. cellsafe.mechanisms.saturated
-        return importlib.import_module(f"{__name__}.{name}")
     module = _HOME.get(name)
     if module is None:
+        if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            return importlib.import_module(f"{__name__}.{name}")  # a submodule, e.g. cellsafe.mechanisms.saturated
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value  # later look-ups skip this function
