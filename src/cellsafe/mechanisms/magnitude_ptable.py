@@ -16,10 +16,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._frames import pd
-from .._params import Configurable, Param
+from .._params import Param
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError
-from .ptable import max_entropy_probabilities
+from .ptable import GeneratedTable, max_entropy_probabilities
 
 __all__ = ["MagnitudePTable"]
 
@@ -27,7 +27,7 @@ __all__ = ["MagnitudePTable"]
 _MAX_GRID = 50
 
 
-class MagnitudePTable(Configurable):
+class MagnitudePTable(GeneratedTable):
     """A perturbation table for magnitudes: noise values and their probabilities at reference rows.
 
     Parameters
@@ -209,36 +209,9 @@ class MagnitudePTable(Configurable):
                              "p_int_lb": np.maximum(lb, 0.0), "p_int_ub": self._ub, "type": "all"})
 
     # ------------------------------------------------------------------ the parameter protocol
-    @property
-    def params(self) -> dict:
-        return dict(self._generation)
-
-    @property
-    def generated(self) -> bool:
-        return "D" in self._generation and "V" in self._generation
-
-    def get_params(self) -> dict[str, Any]:
-        """The generation parameters; empty for a table read from a file or built from arrays."""
-        if not self.generated:
-            return {}
-        return {p.name: self._generation[p.name] for p in self._params}
-
-    def with_params(self, **changes: Any) -> "MagnitudePTable":
-        if not self.generated:
-            raise InvalidArgumentError(
-                "this magnitude ptable was read or built from arrays, not generated; its parameters cannot be varied. "
-                "Generate one with MagnitudePTable.generate(D, V, step)."
-            )
-        params = self.get_params()
-        for name in changes:
-            if name not in params:
-                raise InvalidArgumentError(f"MagnitudePTable has no parameter {name!r}; its parameters are {', '.join(map(repr, params))}.")
-        params.update(changes)
+    def _regenerate(self, params: dict[str, Any]) -> "MagnitudePTable":
         D, V, step, icat = params.pop("D"), params.pop("V"), params.pop("step"), params.pop("icat")
         return MagnitudePTable.generate(D, V, step, icat, **params)
-
-    def tunable_params(self) -> dict[str, Param]:
-        return {"V": self._params[1]} if self.generated else {}
 
     def flat_params(self) -> dict[str, Any]:
         """The parameters a mechanism using this table lends (D, V, step)."""

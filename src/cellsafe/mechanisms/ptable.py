@@ -86,7 +86,55 @@ def max_entropy_probabilities(v: np.ndarray, V: float, mono: bool, epsilon: floa
     return p
 
 
-class PTable(Configurable):
+class GeneratedTable(Configurable):
+    """The parameter protocol of a perturbation table generated from parameters, or read from a file.
+
+    A generated table (``D`` and ``V`` among its generation parameters) reports them by
+    :meth:`get_params` and is generated again by :meth:`with_params`; a read one has none to vary.
+    Subclasses set ``_generation`` and implement ``_regenerate(params)``.
+    """
+
+    _generation: dict
+
+    @property
+    def params(self) -> dict:
+        """The parameters the table was generated with, or where it was read from."""
+        return dict(self._generation)
+
+    @property
+    def generated(self) -> bool:
+        """True when the table was made by ``generate`` (its parameters can then be varied)."""
+        return "D" in self._generation and "V" in self._generation
+
+    def get_params(self) -> dict[str, Any]:
+        """The generation parameters; empty for a table read from a file or built from arrays."""
+        if not self.generated:
+            return {}
+        return {p.name: self._generation[p.name] for p in self._params}
+
+    def with_params(self, **changes: Any) -> Any:
+        """The table generated with some parameters changed (``ptable.with_params(V=4)``)."""
+        kind = type(self).__name__
+        if not self.generated:
+            raise InvalidArgumentError(
+                f"this {kind} was read or built from arrays, not generated; its parameters cannot be varied. "
+                f"Generate one with {kind}.generate(D, V, ...)."
+            )
+        params = self.get_params()
+        for name in changes:
+            if name not in params:
+                raise InvalidArgumentError(f"{kind} has no parameter {name!r}; its parameters are {', '.join(map(repr, params))}.")
+        params.update(changes)
+        return self._regenerate(params)
+
+    def tunable_params(self) -> dict[str, Param]:
+        return {"V": self._params[1]} if self.generated else {}
+
+    def _regenerate(self, params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+
+class PTable(GeneratedTable):
     """A perturbation table: transition probabilities P(released j | original i), i = 0..ncat.
 
     Parameters
@@ -181,41 +229,8 @@ class PTable(Configurable):
             raise AttributeError(f"PTable is immutable; build a new one instead of setting {name!r}.")
         object.__setattr__(self, name, value)
 
-    @property
-    def params(self) -> dict:
-        """The parameters the table was generated with, or where it was read from."""
-        return dict(self._generation)
-
-    # ------------------------------------------------------------------ the parameter protocol
-    @property
-    def generated(self) -> bool:
-        """True when the table was made by :meth:`generate` (its parameters can then be varied)."""
-        return "D" in self._generation and "V" in self._generation
-
-    def get_params(self) -> dict[str, Any]:
-        """The generation parameters (D, V, js, ncat, mono, epsilon); empty for a table read from a file."""
-        if not self.generated:
-            return {}
-        return {p.name: self._generation[p.name] for p in self._params}
-
-    def with_params(self, **changes: Any) -> "PTable":
-        """The ptable generated with some parameters changed (``ptable.with_params(V=4)``)."""
-        if not self.generated:
-            raise InvalidArgumentError(
-                "this ptable was read or built from arrays, not generated; its parameters (D, V, js) cannot be "
-                "varied. Generate one with PTable.generate(D, V, js)."
-            )
-        params = self.get_params()
-        for name in changes:
-            if name not in params:
-                raise InvalidArgumentError(
-                    f"PTable has no parameter {name!r}; its parameters are {', '.join(map(repr, params))}."
-                )
-        params.update(changes)
+    def _regenerate(self, params: dict[str, Any]) -> "PTable":
         return PTable.generate(**params)
-
-    def tunable_params(self) -> dict[str, Param]:
-        return {"V": self._params[1]} if self.generated else {}
 
     def flat_params(self) -> dict[str, Any]:
         """The parameters a mechanism using this ptable lends (D, V, js; ncat when given)."""
