@@ -306,29 +306,3 @@ def test_sensitive_cells_from_primary_rules(r_ptable, records, r_cells):
         is_sensitive = x[i] - v[0] - (v[1] if v.size > 1 else 0.0) < 0.15 * v[0]
         assert (flagged.released[i] != plain.released[i]) == is_sensitive
     assert np.sum(flagged.released != plain.released) == 2  # the rule flags some cells, not all
-
-
-def test_candidate_rows_give_the_same_largest_contributions():
-    """Ranking only each inner cell's n largest single-cell contributors (and every holding spread over
-    several inner cells) gives the same n largest contributions and contributor counts as all rows."""
-    import scipy.sparse as sp
-
-    from cellsafe.mechanisms.cellkey_magnitude import _candidates
-    from cellsafe.published import top_contributions
-
-    rng = np.random.default_rng(11)
-    n_inner, n_pub, n = 40, 25, 3
-    X = sp.random(n_inner, n_pub, density=0.3, random_state=4, format="csr")
-    X.data[:] = 1.0
-    row = rng.integers(0, n_inner, 600)
-    contributor = rng.integers(0, 5000, 600)
-    contributor[:60] = rng.integers(0, 12, 60)  # a dozen holdings spread over several inner cells
-    pairs = np.unique(np.c_[row, contributor], axis=0)  # one row per (inner cell, contributor), as aggregated
-    row, contributor = pairs[:, 0], pairs[:, 1]
-    values = np.round(rng.lognormal(2, 1.5, row.size), 1)
-    keep, dropped = _candidates(row, contributor, values, n, n_inner)
-    assert keep.size < row.size / 2 and dropped.sum() == row.size - keep.size
-    top_all, k_all = top_contributions(X, row, contributor, values, n=n)
-    top_kept, k_kept = top_contributions(X, row[keep], contributor[keep], values[keep], n=n)
-    assert_array_equal(top_kept, top_all)
-    assert_array_equal(k_kept + np.asarray(X.T @ dropped).astype(np.int64), k_all)

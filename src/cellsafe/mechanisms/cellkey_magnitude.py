@@ -257,9 +257,7 @@ class CellKeyMagnitude(Mechanism):
         rules = _rules(sensitive)
         n_top = max([self.top_k, 2] + [r.n for r in rules if r.kind == "nk"]) if rules else self.top_k
         original = pub.aggregate(np.bincount(row, weights=values, minlength=pub.n_inner))
-        keep, dropped = _candidates(row, contributor, values, n_top, pub.n_inner)
-        top, n_contributors = top_contributions(pub.X, row[keep], contributor[keep], values[keep], n=n_top)
-        n_contributors = n_contributors + np.rint(pub.aggregate(dropped.astype(np.float64))).astype(np.int64)
+        top, n_contributors = top_contributions(pub.X, row, contributor, values, n=n_top)
         if rules:
             # as for suppression: the frequency rule counts contributors, the dominance rules use the largest ones
             sensitive = np.logical_or.reduce([r.sensitive(n_contributors, original, top) for r in rules])
@@ -364,27 +362,6 @@ class CellKeyMagnitude(Mechanism):
         else:
             keys = contrib.key_sums if self.use_zero_rkeys else contrib.key_sums_nonzero
         return self._release(pub, row, contrib.contributor, contrib.values, keys, value, sensitive)
-
-
-def _candidates(row: np.ndarray, contributor: np.ndarray, values: np.ndarray, n: int, n_inner: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows that can be among some published cell's ``n`` largest contributions, and the others' count per inner cell.
-
-    A contributor found in one inner cell only contributes the same value to every published cell
-    above it, so below the ``n`` largest such contributors of its inner cell it is never among the
-    ``n`` largest of any of them; contributors in several inner cells (holdings whose parts add up in
-    aggregates) are all kept.  The largest contributions are then ranked on about n rows per inner
-    cell instead of one per record.
-    """
-    contributor = np.asarray(contributor, dtype=np.int64)
-    single = np.bincount(contributor)[contributor] == 1 if contributor.size else np.zeros(0, dtype=bool)
-    idx = np.flatnonzero(single)
-    order = np.lexsort((-values[idx], row[idx]))
-    idx = idx[order]
-    r = row[idx]
-    first = np.flatnonzero(np.r_[True, r[1:] != r[:-1]]) if r.size else np.zeros(0, dtype=np.int64)
-    rank = np.arange(r.size) - np.repeat(first, np.diff(np.r_[first, r.size]))
-    keep = np.sort(np.r_[np.flatnonzero(~single), idx[rank < n]])
-    return keep, np.bincount(r[rank >= n], minlength=n_inner)
 
 
 def _rules(sensitive: Any) -> list[Rule]:

@@ -6,7 +6,9 @@ cell's largest contributions, where a contributor is a holding: an enterprise's 
 inner cells of one published cell are added up before ranking.  :func:`magnitude_table` reads the
 records with DuckDB (one ``GROUP BY`` per inner cell and contributor), and :func:`top_contributions`
 expands those sums through X and ranks them per published cell, by sorting, never by a loop over
-cells.
+cells; it spreads only the contributions that can be among a cell's largest.  It is the one
+ranking of largest contributions: cell suppression and the cell key method for magnitudes both
+read it.
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ def top_contributions(
     Parameters
     ----------
     X : sparse matrix, inner cells x published cells
+        Which inner cells each published cell adds up (its pattern; the values are not read).
     inner_row, contributor, values : arrays of equal length
-        One entry per (inner cell, contributor) with the contributor's value in that cell.
+        One entry per (inner cell, contributor) with the contributor's value in that cell;
+        contributors are numbered from 0.
     n : int
         How many of the largest contributions to keep.
     ids : bool, default False
@@ -51,6 +55,21 @@ def top_contributions(
         With ``ids``: the contributor of each cell's largest contribution (ties: the smallest
         contributor number), -1 for a cell without contributors.
 
+    Notes
+    -----
+    A contributor's contribution to a published cell is the sum of its values over the inner
+    cells the published cell adds up (a holding's records in several inner cells count as one
+    contribution).  Contributions are ranked by value, largest first, ties by the smaller
+    contributor number.  Only the entries that can reach some published cell's first ``n`` are
+    spread over X and ranked: a contributor found in one entry only gives the same value to every
+    published cell above its inner cell, so when ``n`` other such contributors of that inner cell
+    rank before it, at least ``n`` contributions rank before it in each of those published cells.
+    Every entry of a contributor found in several entries is kept, since its parts add up.  The
+    result is the same as ranking every contribution (``tests/published/test_top_contributions.py``
+    checks it against that ranking written plainly), on about ``n`` entries per inner cell plus the
+    holdings instead of one per record.  The dominance rules that read these contributions are
+    those of Hundepool et al. (2012), Statistical Disclosure Control, section 4.2.
+
     Examples
     --------
     >>> X = sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 1.0]]))
@@ -62,7 +81,18 @@ def top_contributions(
     inner_row = np.asarray(inner_row, dtype=np.int64)
     contributor = np.asarray(contributor, dtype=np.int64)
     values = np.asarray(values, dtype=np.float64)
-    n_pub = Xr.shape[1]
+    if not (inner_row.shape == contributor.shape == values.shape) or inner_row.ndim != 1:
+        raise InvalidArgumentError(
+            f"inner_row, contributor and values must be 1-d arrays of one length. Got shapes "
+            f"{inner_row.shape}, {contributor.shape} and {values.shape}."
+        )
+    if contributor.size and contributor.min() < 0:
+        raise InvalidArgumentError(f"contributor must hold contributor numbers >= 0. Got {int(contributor.min())}.")
+    if inner_row.size and (inner_row.min() < 0 or inner_row.max() >= Xr.shape[0]):
+        raise InvalidArgumentError(f"inner_row must index the {Xr.shape[0]} rows of X. Got values up to {int(inner_row.max())}.")
+    n_inner, n_pub = Xr.shape
+    keep, dropped = _candidates(inner_row, contributor, values, max(int(n), 1), n_inner)
+    inner_row, contributor, values = inner_row[keep], contributor[keep], values[keep]
     per = np.diff(Xr.indptr)[inner_row]
     first = np.repeat(Xr.indptr[inner_row], per)
     within = np.arange(first.shape[0]) - np.repeat(np.cumsum(per) - per, per)
@@ -77,20 +107,40 @@ def top_contributions(
     start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, dtype=np.int64)
     cell_u = key[start] // n_who
     val_u = np.add.reduceat(val, start) if key.size else val
-    n_contributors = np.bincount(cell_u, minlength=n_pub).astype(np.int64)
+    ranked = np.bincount(cell_u, minlength=n_pub).astype(np.int64)
     who_u = key[start] % n_who
     order = np.lexsort((who_u, -val_u, cell_u))
     cell_u, val_u, who_u = cell_u[order], val_u[order], who_u[order]
-    begin = np.r_[0, np.cumsum(n_contributors)[:-1]]
+    begin = np.r_[0, np.cumsum(ranked)[:-1]]
     rank = np.arange(cell_u.shape[0]) - begin[cell_u]
     top = np.zeros((n_pub, n))
     keep = rank < n
     top[cell_u[keep], rank[keep]] = val_u[keep]
+    # the contributors left out of the ranking still count, once per published cell above their inner cell
+    left_out = np.bincount(Xr.indices, weights=np.repeat(dropped, np.diff(Xr.indptr)).astype(np.float64), minlength=n_pub)
+    n_contributors = ranked + np.rint(left_out).astype(np.int64)
     if not ids:
         return top, n_contributors
     largest = np.full(n_pub, -1, dtype=np.int64)
     largest[cell_u[rank == 0]] = who_u[rank == 0]
     return top, n_contributors, largest
+
+
+def _candidates(row: np.ndarray, contributor: np.ndarray, values: np.ndarray, n: int, n_inner: int) -> tuple[np.ndarray, np.ndarray]:
+    """Entries that can be among some published cell's ``n`` largest contributions, and the others' count per inner cell.
+
+    Contributors found in one entry only are ranked within their inner cell by value, largest
+    first, ties by the smaller contributor number (the order of :func:`top_contributions`); those
+    below the first ``n`` are left out.  Every entry of a contributor found in several is kept.
+    """
+    single = np.bincount(contributor)[contributor] == 1 if contributor.size else np.zeros(0, dtype=bool)
+    idx = np.flatnonzero(single)
+    idx = idx[np.lexsort((contributor[idx], -values[idx], row[idx]))]
+    r = row[idx]
+    first = np.flatnonzero(np.r_[True, r[1:] != r[:-1]]) if r.size else np.zeros(0, dtype=np.int64)
+    rank = np.arange(r.size) - np.repeat(first, np.diff(np.r_[first, r.size]))
+    keep = np.sort(np.r_[np.flatnonzero(~single), idx[rank < n]])
+    return keep, np.bincount(r[rank >= n], minlength=n_inner)
 
 
 @dataclass(frozen=True, eq=False)
