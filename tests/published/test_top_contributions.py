@@ -83,6 +83,25 @@ def test_equals_a_plain_ranking_of_every_contribution(seed):
     assert_array_equal(plain[1], want_count)
 
 
+def test_the_order_of_the_entries_changes_no_bit():
+    """Holdings' parts are added in a fixed order, so shuffled entries (as DuckDB returns its groups) give
+    the same sums to the last bit."""
+    # (0.1 + 0.2) + 0.3 and (0.3 + 0.2) + 0.1 differ in the last bit
+    X = sp.csr_matrix(np.ones((3, 1)))
+    a = top_contributions(X, np.array([0, 1, 2]), np.zeros(3, dtype=np.int64), np.array([0.1, 0.2, 0.3]))[0]
+    b = top_contributions(X, np.array([2, 1, 0]), np.zeros(3, dtype=np.int64), np.array([0.3, 0.2, 0.1]))[0]
+    assert a[0, 0] == b[0, 0]
+    rng = np.random.default_rng(5)
+    X, row, contributor, _ = _random_table(rng)
+    values = np.round(rng.lognormal(3, 2, row.size), 1)
+    want = top_contributions(X, row, contributor, values, n=3, ids=True)
+    for _ in range(5):
+        o = rng.permutation(row.size)
+        got = top_contributions(X, row[o], contributor[o], values[o], n=3, ids=True)
+        for a, b in zip(got, want):
+            assert_array_equal(a, b)
+
+
 def test_ties_at_the_cut_keep_the_smallest_contributor_numbers():
     """Three single contributors tie in one inner cell: with n = 1 the kept one is the smallest number,
     whatever the order of the entries, and a holding of equal total ranks by its number too."""

@@ -67,7 +67,8 @@ def top_contributions(
     Every entry of a contributor found in several entries is kept, since its parts add up.  The
     result is the same as ranking every contribution (``tests/published/test_top_contributions.py``
     checks it against that ranking written plainly), on about ``n`` entries per inner cell plus the
-    holdings instead of one per record.  The dominance rules that read these contributions are
+    holdings instead of one per record.  A holding's parts are added in the order of their inner
+    cells, so the order of the entries never changes a sum, even in its last bit.  The dominance rules that read these contributions are
     those of Hundepool et al. (2012), Statistical Disclosure Control, section 4.2.
 
     Examples
@@ -86,6 +87,8 @@ def top_contributions(
             f"inner_row, contributor and values must be 1-d arrays of one length. Got shapes "
             f"{inner_row.shape}, {contributor.shape} and {values.shape}."
         )
+    if not np.all(np.isfinite(values)):
+        raise InvalidArgumentError("values must be finite numbers (no NaN or infinity); drop or fill the missing ones.")
     if contributor.size and contributor.min() < 0:
         raise InvalidArgumentError(f"contributor must hold contributor numbers >= 0. Got {int(contributor.min())}.")
     if inner_row.size and (inner_row.min() < 0 or inner_row.max() >= Xr.shape[0]):
@@ -93,36 +96,56 @@ def top_contributions(
     n_inner, n_pub = Xr.shape
     keep, dropped = _candidates(inner_row, contributor, values, max(int(n), 1), n_inner)
     inner_row, contributor, values = inner_row[keep], contributor[keep], values[keep]
+    n_who = int(contributor.max()) + 1 if contributor.size else 1
+    # a holding's parts are added in the order of their inner cells, whatever the order of the entries
+    # (DuckDB returns groups in no fixed order): the same sums to the last bit on every run
+    if n_who * max(n_inner, 1) < 2**62:
+        by_who = np.argsort(contributor * n_inner + inner_row, kind="stable")
+    else:
+        by_who = np.lexsort((inner_row, contributor))
+    inner_row, contributor, values = inner_row[by_who], contributor[by_who], values[by_who]
     per = np.diff(Xr.indptr)[inner_row]
     first = np.repeat(Xr.indptr[inner_row], per)
     within = np.arange(first.shape[0]) - np.repeat(np.cumsum(per) - per, per)
-    cell = Xr.indices[first + within].astype(np.int64)
+    cell = Xr.indices[first + within]
     who = np.repeat(contributor, per)
     val = np.repeat(values, per)
+    # the entries are in contributor order, so a stable sort by published cell alone orders them by
+    # (cell, contributor, inner cell); a small integer type lets numpy sort by radix
+    small = np.uint16 if n_pub <= 2**16 else np.int32 if n_pub < 2**31 else np.int64
+    order = np.argsort(cell.astype(small), kind="stable")
+    cell, who, val = cell[order].astype(np.int64), who[order], val[order]
     # a holding's records in several inner cells of one published cell count as one contribution
-    n_who = int(contributor.max()) + 1 if contributor.size else 1
-    key = cell * n_who + who
-    order = np.argsort(key, kind="stable")
-    key, val = key[order], val[order]
-    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, dtype=np.int64)
-    cell_u = key[start] // n_who
-    val_u = np.add.reduceat(val, start) if key.size else val
+    if cell.size:
+        start = np.flatnonzero(np.r_[True, (cell[1:] != cell[:-1]) | (who[1:] != who[:-1])])
+        cell_u, who_u, val_u = cell[start], who[start], np.add.reduceat(val, start)
+    else:
+        cell_u, who_u, val_u = cell, who, val
     ranked = np.bincount(cell_u, minlength=n_pub).astype(np.int64)
-    who_u = key[start] % n_who
-    order = np.lexsort((who_u, -val_u, cell_u))
-    cell_u, val_u, who_u = cell_u[order], val_u[order], who_u[order]
-    begin = np.r_[0, np.cumsum(ranked)[:-1]]
-    rank = np.arange(cell_u.shape[0]) - begin[cell_u]
     top = np.zeros((n_pub, n))
-    keep = rank < n
-    top[cell_u[keep], rank[keep]] = val_u[keep]
+    largest = np.full(n_pub, -1, dtype=np.int64)
+    if cell_u.size:
+        # the first n ranks by n passes of a maximum per published cell (a loop over ranks, not cells)
+        present = np.flatnonzero(ranked)
+        seg = np.r_[0, np.cumsum(ranked[present])[:-1]]
+        seg_of = np.repeat(np.arange(present.size), ranked[present])
+        alive = np.ones(val_u.size, dtype=bool)
+        for j in range(min(n, int(ranked.max()))):
+            work = np.where(alive, val_u, -np.inf)
+            best = np.maximum.reduceat(work, seg)
+            hit = np.flatnonzero(alive & (work == best[seg_of]))
+            # ties: the first hit of a cell is its smallest contributor number (they ascend within a cell)
+            s_hit = seg_of[hit]
+            chosen = hit[np.r_[True, s_hit[1:] != s_hit[:-1]]]
+            top[cell_u[chosen], j] = val_u[chosen]
+            if j == 0:
+                largest[cell_u[chosen]] = who_u[chosen]
+            alive[chosen] = False
     # the contributors left out of the ranking still count, once per published cell above their inner cell
     left_out = np.bincount(Xr.indices, weights=np.repeat(dropped, np.diff(Xr.indptr)).astype(np.float64), minlength=n_pub)
     n_contributors = ranked + np.rint(left_out).astype(np.int64)
     if not ids:
         return top, n_contributors
-    largest = np.full(n_pub, -1, dtype=np.int64)
-    largest[cell_u[rank == 0]] = who_u[rank == 0]
     return top, n_contributors, largest
 
 
