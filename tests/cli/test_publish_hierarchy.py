@@ -4,6 +4,8 @@ with a message saying what to fix."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -107,3 +109,40 @@ def test_compare_and_report_read_a_hierarchical_suppressed_publication(tmp_path,
                                     "secondary": int((written == "secondary").sum()),
                                     "audited": int((written != "").sum()), "unsafe": 0, "passed": True}
     assert "cells pinned down" in html.read_text()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_cell_key_method_with_record_keys_through_a_hierarchy_equals_the_flat_release(tmp_path, suffix):
+    """Each aggregate's cell key is the sum of its records' keys: the same release as the flat publication of records
+    carrying their region and district as columns (the ONS-style path, checked against the ONS package elsewhere)."""
+    ptable = str(Path(__file__).resolve().parents[1] / "reference" / "ons_ptable" / "ptable_10_5_rule.csv")
+    rows = [{"geo": g, "sex": s} for (g, s), n in COUNTS.items() for _ in range(3 * n)]
+    people = pd.DataFrame(rows)
+    people["rk"] = np.random.default_rng(5).integers(0, 256, len(people))
+    people["district"] = people["geo"].map(PARENT)
+    people["region"] = people["district"].map(PARENT)
+    src = tmp_path / f"people{suffix}"
+    people.to_parquet(src, index=False) if suffix == ".parquet" else people.to_csv(src, index=False)
+    hrc = tmp_path / "geo.hrc"
+    hrc.write_text("R1\n@D1\n@@m1\n@@m2\n@D2\n@@m3\nR2\n@D3\n@@m4\n")
+    common = ["--method", "ckm", "--ptable", ptable, "--record-key", "rk", "--overwrite", "--quiet"]
+    hier, flat = tmp_path / "hier.csv", tmp_path / "flat.csv"
+    assert main(["publish", str(src), "--variables", "geo,sex", "--hierarchy", f"geo={hrc}:region,district",
+                 "--formula", "region:sex + district:sex", "--output", str(hier), *common]) == 0
+    assert main(["publish", str(src), "--variables", "region,district,sex", "--formula", "region:sex + district:sex - 1",
+                 "--output", str(flat), *common]) == 0
+    h = pd.read_csv(hier, dtype=str, keep_default_na=False)
+    f = pd.read_csv(flat, dtype=str, keep_default_na=False)
+    f["geo"] = f["district"].where(f["district"] != "Total", f["region"])
+    got = dict(zip(zip(h["geo"], h["sex"]), h["count"]))
+    want = dict(zip(zip(f["geo"], f["sex"]), f["count"]))
+    assert want and all(got[k] == v for k, v in want.items())
+    raw = {**people.groupby(["region", "sex"]).size().to_dict(), **people.groupby(["district", "sex"]).size().to_dict()}
+    assert any(v != str(raw[k]) for k, v in want.items())  # the ptable changed some cells: the keys mattered
+
+
+def test_record_key_with_a_frequency_table_is_refused(tmp_path, capsys):
+    path = tmp_path / "geo.hrc"
+    path.write_text("R1\n@D1\n@@m1\n@@m2\n@D2\n@@m3\nR2\n@D3\n@@m4\n")
+    code, _ = _publish(tmp_path, f"geo={path}:region,district", "--method", "ckm", "--count", "n", "--record-key", "rk")
+    assert code == 2 and "--record-key needs microdata" in capsys.readouterr().err

@@ -219,11 +219,9 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
     elif args.method == "ckm":
         if args.zeros:
             raise InvalidArgumentError("--zeros applies to --method scr; the cell key method publishes empty cells already.")
-        formula: Any = args.formula
-        if hierarchies:
-            if args.record_key:
-                raise InvalidArgumentError("--record-key with --hierarchy is not supported yet; use --seed.")
-            formula = None  # built below from the table, with the hierarchies
+        if args.record_key and args.count:
+            raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
+        formula: Any = None if hierarchies else args.formula  # with hierarchies: built below from the table
         ckm = mech = CellKeyMethod(_ptable(args), formula, threshold=args.threshold)
         if uses_spark(args):
             return _publish_spark(args, names, rng, ckm, outputs, target)
@@ -231,10 +229,10 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
             table = load_table(args.input, args.variables, args.count)
             pub = Publication.from_formula(table, args.formula, hierarchies=hierarchies, zeros=True)
             mech = CellKeyMethod(ckm.ptable, pub, threshold=args.threshold)
-            res = mech.perturb(table, rng=rng)
+            # with record keys, every aggregate's cell key is the sum of its records' keys (the records read again)
+            res = mech.perturb(args.input if args.record_key else table, variables=names if args.record_key else None,
+                               record_key=args.record_key, rng=rng)
         elif args.count:
-            if args.record_key:
-                raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
             res = ckm.perturb(load_table(args.input, args.variables, args.count), rng=rng)
         else:
             # counts and key sums straight from the file (Parquet dictionary codes, or DuckDB), never loaded whole
