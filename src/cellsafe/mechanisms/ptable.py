@@ -16,6 +16,8 @@ non-decreasing up to "no change".
 
 from __future__ import annotations
 
+import functools
+
 import os
 from typing import Any
 
@@ -52,9 +54,20 @@ def max_entropy_probabilities(v: np.ndarray, V: float, mono: bool, epsilon: floa
     """The maximum-entropy distribution over the deviations ``v`` with mean 0 and variance at most V.
 
     With ``mono``, the probabilities do not decrease over the deviations up to 0.  Every probability is
-    at least ``epsilon``.  Returns None when the constraints cannot all hold.
+    at least ``epsilon``.  Returns None when the constraints cannot all hold.  Solutions are kept for
+    the process (the same row of the same table is asked for again whenever a table is generated
+    again, e.g. by ``with_params`` while tuning another parameter).
     """
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    p = _max_entropy_solution(v.tobytes(), float(V), bool(mono), float(epsilon))
+    return None if p is None else p.copy()
+
+
+@functools.lru_cache(maxsize=1024)
+def _max_entropy_solution(v_bytes: bytes, V: float, mono: bool, epsilon: float) -> np.ndarray | None:
     from scipy.optimize import minimize
+
+    v = np.frombuffer(v_bytes, dtype=np.float64)
 
     n = v.shape[0]
     v2 = v * v
@@ -83,6 +96,7 @@ def max_entropy_probabilities(v: np.ndarray, V: float, mono: bool, epsilon: floa
     p = p / p.sum()
     if abs(v @ p) > 1e-7 or v2 @ p > V + 1e-7 or np.any(np.diff(p[: k + 1]) < -1e-7):
         return None
+    p.setflags(write=False)  # kept by the cache: callers get copies
     return p
 
 
