@@ -66,8 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "publish",
         help="protect the published cells of a formula (cell key method, small count rounding, cell suppression)",
-        description="Build the published cells of a formula (totals, subtotals, crossings) and protect them "
-        "with the cell key method or small count rounding (001 section 2).",
+        description="Build the published cells of a formula (totals, subtotals, crossings, hierarchy levels) of counts "
+        "or, with --value, of sums, and protect them with the cell key method, small count rounding (001 section 2) "
+        "or primary and secondary cell suppression.",
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
     )
