@@ -63,7 +63,7 @@ def test_generated_ptable_seeded_keys_and_holdings(tmp_path):
         (["--mu-c", "2"], None, "give both"),
         (["--protect-zeros"], None, "--protect-zeros does not apply"),
         (["--js", "2"], None, "--js does not apply"),
-        (["--epsilon", "1,x"], None, "--epsilon takes numbers"),
+        (["--epsilon", "1,x"], None, "--epsilon must be a comma-separated list of numbers"),
         (["--top-k", "2", "--epsilon", "1"], None, "'epsilon' parameter of CellKeyMagnitude"),
         (["--top-k", "9"], None, "'top_k' parameter"),
         (["--ptable", "nums_ptable.csv", "--D", "5"], None, "not both"),

@@ -8,7 +8,7 @@ from typing import Any
 from ..exceptions import InvalidArgumentError
 from ..mechanisms.cellkey_magnitude import CellKeyMagnitude
 from ..mechanisms.magnitude_ptable import MagnitudePTable
-from ._common import parse_list
+from ._common import parse_float_list
 from ._engine import uses_spark
 
 
@@ -54,12 +54,7 @@ def publish_magnitude_ckm(args: argparse.Namespace, names: list[str], rng: Any, 
             "--p-small times their size; choose it near the size of a typical large contribution)."
         )
     ptable = _magnitude_ptable(args)
-    epsilon = None
-    if args.epsilon:
-        try:
-            epsilon = tuple(float(e) for e in parse_list(args.epsilon, "--epsilon"))
-        except ValueError:
-            raise InvalidArgumentError(f"--epsilon takes numbers separated by commas (e.g. 1,0.5). Got {args.epsilon!r}.") from None
+    epsilon = tuple(parse_float_list(args.epsilon, "--epsilon")) if args.epsilon else None
     mech = CellKeyMagnitude(
         ptable, args.formula, fp=args.fp, top_k=args.top_k, p_small=args.p_small, p_large=args.p_large, q=args.q,
         epsilon=epsilon, mu_c=0.0 if args.mu_c is None else args.mu_c, use_zero_rkeys=args.use_zero_rkeys,
@@ -75,12 +70,7 @@ def _magnitude_ptable(args: argparse.Namespace) -> MagnitudePTable:
         if generated:
             raise InvalidArgumentError("give either --ptable FILE or --D/--V/--step/--icat, not both.")
         return MagnitudePTable.read(args.ptable)
-    icat = None
-    if args.icat:
-        try:
-            icat = tuple(float(x) for x in parse_list(args.icat, "--icat"))
-        except ValueError:
-            raise InvalidArgumentError(f"--icat takes numbers separated by commas (e.g. 1,5,10). Got {args.icat!r}.") from None
+    icat = tuple(parse_float_list(args.icat, "--icat")) if args.icat else None
     return MagnitudePTable.generate(
         D=10 if args.D is None else args.D, V=3.0 if args.V is None else args.V, step=2 if args.step is None else args.step, icat=icat
     )
