@@ -223,20 +223,34 @@ def in_published_span(X: sp.spmatrix, published: np.ndarray, cells: np.ndarray, 
     its column's norm (the tolerance of :func:`gauss_secondary`).  An empty column is in every span.
     """
     Y = column_relations(X)
-    d = Y.shape[0]
-    published = np.asarray(published, dtype=np.int64)
-    cells = np.asarray(cells, dtype=np.int64)
     norms = np.sqrt(np.einsum("ij,ij->j", Y, Y))
-    Q = np.empty((min(d, published.size), d))
-    k = 0
-    for start in range(0, published.size, _BLOCK):
-        cols = published[start : start + _BLOCK]
-        B = np.array(Y[:, cols], order="F")
+    cells = np.asarray(cells, dtype=np.int64)
+    Q = span_basis(Y, norms, np.asarray(published, dtype=np.int64), tol=tol)
+    R = off_span(Q, Y[:, cells])
+    return np.sqrt(np.einsum("ij,ij->j", R, R)) <= tol * norms[cells]
+
+
+def span_basis(
+    Y: np.ndarray, norms: np.ndarray, cols: np.ndarray, *, start: np.ndarray | None = None, tol: float = TOL
+) -> np.ndarray:
+    """An orthonormal basis (rows) of the span of ``start``'s rows and the columns ``cols`` of ``Y``.
+
+    Blocked Gram-Schmidt applied twice; a column adds a direction when its residual is above ``tol``
+    times its norm (``norms``).  ``start`` is an orthonormal basis already built (rows), extended.
+    """
+    d = Y.shape[0]
+    k = 0 if start is None else start.shape[0]
+    Q = np.empty((min(d, k + cols.size), d))
+    if k:
+        Q[:k] = start
+    for first in range(0, cols.size, _BLOCK):
+        block = cols[first : first + _BLOCK]
+        B = np.array(Y[:, block], order="F")
         if k:
             for _ in range(2):
                 B -= Q[:k].T @ (Q[:k] @ B)
         k0 = k
-        for i, j in enumerate(cols):
+        for i, j in enumerate(block):
             r = B[:, i]
             if k > k0:  # directions found earlier in this block
                 for _ in range(2):
@@ -245,8 +259,13 @@ def in_published_span(X: sp.spmatrix, published: np.ndarray, cells: np.ndarray, 
             if size > tol * norms[j] and k < Q.shape[0]:
                 Q[k] = r / size
                 k += 1
-    R = np.array(Y[:, cells], order="F")
-    if k:
+    return Q[:k]
+
+
+def off_span(Q: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """The residuals of the columns of ``R`` off the span of the orthonormal rows of ``Q`` (projected twice)."""
+    R = np.array(R, dtype=np.float64, order="F")
+    if Q.shape[0]:
         for _ in range(2):
-            R -= Q[:k].T @ (Q[:k] @ R)
-    return np.sqrt(np.einsum("ij,ij->j", R, R)) <= tol * norms[cells]
+            R -= Q.T @ (Q @ R)
+    return R

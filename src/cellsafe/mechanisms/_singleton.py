@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._gauss import gauss_secondary, in_published_span
+from ._gauss import TOL, column_relations, gauss_secondary, off_span, span_basis
 
 __all__ = ["sole_contributors_of_counts", "virtual_primaries", "singleton_secondary"]
 
@@ -192,6 +192,14 @@ def singleton_secondary(
     exposed = np.zeros(n, dtype=bool)
     done: set[int] = set() if checked is None else checked
     n_runs = 0
+    # The span test of each attacker c (what c knows: the published cells and its own) shares the
+    # published span with every other attacker: its basis and the primaries' residuals off it are
+    # built once per pattern, and each c only adds its own withheld cells (a few columns).  The span
+    # is the same as the one built from all of c's known cells at once, so is the test.
+    Y = column_relations(XV)
+    norms = np.sqrt(np.einsum("ij,ij->j", Y, Y))
+    prims = np.flatnonzero(prim_all)
+    shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # pattern, basis, residuals
     while True:
         attackers = np.unique(sole[suppressed & (sole >= 0)])
         todo = [int(c) for c in attackers if int(c) not in done]
@@ -203,8 +211,19 @@ def singleton_secondary(
             guarded = prim_all & (owner_all != c)
             if not guarded.any():
                 continue
-            known = np.flatnonzero(np.r_[(~suppressed) | own, np.zeros(V.shape[1], dtype=bool)])
-            if not in_published_span(XV, known, np.flatnonzero(guarded)).any():
+            if shared is None or not np.array_equal(shared[0], suppressed):
+                Q0 = span_basis(Y, norms, np.flatnonzero(~suppressed))
+                R0 = off_span(Q0, Y[:, prims])
+                shared = (suppressed.copy(), Q0, R0, np.einsum("ij,ij->j", R0, R0))
+            _, Q0, R0, r2 = shared
+            Qc = span_basis(Y, norms, np.flatnonzero(own & suppressed), start=Q0)[Q0.shape[0] :]
+            # a primary leaves no residual only when c's new directions take (nearly) all of it; those
+            # few are checked on the vectors themselves (as in gauss_secondary)
+            C = Qc @ R0
+            give = np.maximum(1e-6 * r2, (2.0 * TOL * norms[prims]) ** 2)  # never less than the test's own
+            near = np.flatnonzero(guarded[prims] & (np.einsum("ij,ij->j", C, C) >= r2 - give))
+            R = off_span(Qc, R0[:, near])
+            if not np.any(np.sqrt(np.einsum("ij,ij->j", R, R)) <= TOL * norms[prims[near]]):
                 continue  # c's own cells expose nothing
             n_runs += 1
             offer = order[~suppressed[order] & ~own[order]]
