@@ -9,6 +9,29 @@ and the ratio.  R's SuppressDominantCells is not run: with Debian's Matrix 1.5-3
 ``max_contribution`` (shared/docs/peers.md).
 
 Run: ``python benchmarks/bench_suppression_magnitude.py``
+
+Profile of a larger workload (not run here: it does not finish in minutes).  The records of
+benchmarks/bench_cellkey_magnitude.py, formula ``a*b*c``, every record its own contributor, rules
+p% = 15 and freq <= 3 (the CLI's magnitude default is freq<=3 alone; the p% rule turns the
+protection levels on), 2 cores, numpy 2.4, scipy's HiGHS:
+
+- 1e4 records: 4,500 published cells (3,018 inner), 3,063 primaries (2,964 needing a width),
+  1,629 cells with one contributor.  Gaussian elimination 3.2 s (19 secondaries).  Singletons
+  333 s before the span test was shared between contributors (one full Gram-Schmidt of the
+  published span per contributor alone in a withheld cell), 142 s after, of which the 29
+  elimination re-runs (about 3 s each) are most.  Protection levels: one HiGHS program per side
+  per primary, about 0.24 s each (3,017 equations x 9,052 variables at first, about 1,400 x
+  5,800 later), so at least 5,900 programs, about 25 minutes, before any program against a single
+  contributor: the programs dominate.
+- 1e5 records: 8,144 published cells (6,425 inner), 3,455 primaries (3,292 needing a width),
+  1,437 cells with one contributor.  Gaussian elimination 32 s (71 secondaries); the singleton
+  check, shared span test and all, had not finished 200 s later (its elimination re-runs cost
+  about 30 s each at this size), and the protection levels were not reached.
+- 2,000 records, singletons only (``intervals=False``): 230 s before the shared span test, 4.3 s
+  after, with the same pattern.
+
+What is left is the number of programs: a cheap certificate that a side is already protected
+(a feasible y reaching the target, checked exactly) would skip most of them; not done yet.
 """
 
 from __future__ import annotations

@@ -28,6 +28,13 @@ Sound version implemented here (what is guaranteed, exactly):
   contributor once checked stays protected as the others add suppressions; the loop ends when every
   contributor alone in a withheld cell has been checked.
 
+Computation: every contributor's span test shares the published cells.  Their orthonormal basis
+and the primaries' residuals off it are built once for each suppression pattern; a contributor
+then adds only its own withheld cells (a few directions), and only the primaries whose residual
+those directions take (nearly) whole are projected again and tested.  The span, and so the test,
+is the one of all the contributor's known cells at once; on 2,000 records of ``a*b*c`` with every
+record its own contributor this took the singleton check from 230 s to 4.3 s, same pattern.
+
 The check here is linear (no primary computable exactly); the widths of the primaries' intervals,
 against the outside attacker and against each contributor alone in withheld cells, are the business
 of :func:`~cellsafe.mechanisms.protect_intervals` (its ``sole`` argument).
