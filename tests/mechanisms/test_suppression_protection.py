@@ -343,3 +343,22 @@ def test_virtual_primaries_pairs_and_many():
     sizes = np.asarray(V.sum(axis=0)).ravel()
     assert (owner == 0).sum() == 3 and (owner == 1).sum() == 12 + 1  # 3 pairs; 12 consecutive pairs and the union
     assert sorted(sizes[owner == 1].tolist()) == [2.0] * 12 + [13.0]
+
+
+def test_protection_levels_draw_a_progress_bar_only_when_asked(capsys):
+    import scipy.sparse as sp
+
+    from cellsafe.mechanisms import protect_intervals
+
+    inner = np.eye(4)
+    margins = np.array([[1, 0, 1, 0, 1], [1, 0, 0, 1, 1], [0, 1, 1, 0, 1], [0, 1, 0, 1, 1]])
+    X = sp.csr_matrix(np.hstack([inner, margins]))
+    values = X.T @ np.array([50.0, 10.0, 40.0, 60.0])
+    done = np.zeros(9, dtype=bool)
+    done[:4] = True
+    required = np.r_[30.0, np.zeros(8)]
+    quiet, _, _ = protect_intervals(X, values, done, required, np.array([0]))
+    assert capsys.readouterr().err == ""
+    shown, _, _ = protect_intervals(X, values, done, required, np.array([0]), progress=True)
+    assert "protection levels" in capsys.readouterr().err
+    np.testing.assert_array_equal(quiet, shown)

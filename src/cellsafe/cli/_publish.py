@@ -208,7 +208,8 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
                 raise InvalidArgumentError("--value needs microdata (one row per record); drop --count.")
             mech = CellSuppression(args.formula, rules=rules, protect_zeros=args.protect_zeros, priority="value", **_user_cells(args))
             res = mech.suppress_magnitude(
-                args.input, variables=names, value=args.value, contributor=args.contributor, hierarchies=hierarchies or None
+                args.input, variables=names, value=args.value, contributor=args.contributor, hierarchies=hierarchies or None,
+                progress=progress_from_args(args),
             )
         else:
             if args.contributor:
@@ -216,7 +217,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
             table = load_table(args.input, args.variables, args.count)
             pub = publication_from_args(args, table, hierarchies, zeros=args.zeros or None)
             mech = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros, **_user_cells(args))
-            [res] = mech.sample(table)
+            [res] = mech.sample(table, progress=progress_from_args(args))
     elif args.method == "ckm":
         if args.zeros:
             raise InvalidArgumentError("--zeros applies to --method scr; the cell key method publishes empty cells already.")

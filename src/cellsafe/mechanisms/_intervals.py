@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._progress import progress_bar
 from ..exceptions import DataError
 
 __all__ = ["cell_intervals", "protection_met", "protect_intervals"]
@@ -116,6 +117,7 @@ def protect_intervals(
     cost: np.ndarray | None = None,
     sole: np.ndarray | None = None,
     tol: float = 1e-7,
+    progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Withhold further cells until every ``sensitive`` cell's interval gives its ``required`` protection.
 
@@ -208,45 +210,70 @@ def protect_intervals(
     sole = None if sole is None else np.asarray(sole, dtype=np.int64)
     unresolved = np.zeros(n_pub, dtype=bool)
     n_lp = 0
-    for p in np.asarray(sensitive, dtype=np.int64):
-        v = float(values[p])
-        r = float(required[p])
-        slack = tol * max(1.0, abs(v))
-        targets = [(True, v + r + slack)] if r == 0 else [(True, v + r + slack), (False, v - min(r, max(v, 0.0)) - slack)]
-        if r > 0 and targets[1][1] < 0:
-            targets[1] = (False, 0.0)  # the attacker's lower bound can only reach 0
-        if sole is not None and r > 0:
-            xp = np.asarray(Xc[:, p].todense()).reshape(-1)
-            apart = np.asarray(Xc.T @ xp).reshape(-1) == 0  # cells sharing no inner cell with p
-        for upper, target in targets:
-            # contributors alone in withheld cells know those cells: the outside attacker's y is asked
-            # to meet them too where that costs nothing (a tiny weight), and serves each contributor
-            # whose cells it meets; the others get a program of their own
-            singles = None
-            if sole is not None and r > 0:
-                singles = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
-            y = _reach(Xc, values, suppressed, allowed, weight, p, upper, target, None, singles)
-            n_lp += 1
-            if y is None:
-                unresolved[p] = True
-                continue
-            if singles is None:
-                continue
-            cells = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
-            off = np.abs(Xc[:, cells].T @ y - values[cells]) > 1e-9 * np.maximum(1.0, np.abs(values[cells]))
-            attackers = np.unique(sole[cells[off]])
-            if attackers.size > 1:
-                # one program for all of them at once, nothing given way: when some y meets every one
-                # of their cells, it serves each of them (most often the case)
-                n_lp += 1
-                if _reach(Xc, values, suppressed, np.zeros(n_pub, dtype=bool), weight, p, upper, target, cells) is not None:
-                    continue
-            for c in attackers:
-                known = np.flatnonzero((sole == c) & apart)
-                n_lp += 1
-                if _reach(Xc, values, suppressed, allowed, weight, p, upper, target, known) is None:
-                    unresolved[p] = True
+    sensitive = np.asarray(sensitive, dtype=np.int64)
+    with progress_bar(sensitive.size, progress, "protection levels", unit="cell") as bar:
+        for p in sensitive:
+            n_lp += _protect_one(Xc, values, suppressed, required, allowed, weight, sole, unresolved, int(p), tol)
+            bar.update(1)
     return suppressed, unresolved, n_lp
+
+
+def _protect_one(
+    Xc: sp.csc_matrix,
+    values: np.ndarray,
+    suppressed: np.ndarray,
+    required: np.ndarray,
+    allowed: np.ndarray,
+    weight: np.ndarray,
+    sole: np.ndarray | None,
+    unresolved: np.ndarray,
+    p: int,
+    tol: float,
+) -> int:
+    """One sensitive cell's programs (both sides, and against the contributors alone in withheld cells).
+
+    Withholds cells in ``suppressed`` and marks ``unresolved`` in place; returns the number of programs.
+    """
+    n_pub = values.shape[0]
+    n_lp = 0
+    v = float(values[p])
+    r = float(required[p])
+    slack = tol * max(1.0, abs(v))
+    targets = [(True, v + r + slack)] if r == 0 else [(True, v + r + slack), (False, v - min(r, max(v, 0.0)) - slack)]
+    if r > 0 and targets[1][1] < 0:
+        targets[1] = (False, 0.0)  # the attacker's lower bound can only reach 0
+    if sole is not None and r > 0:
+        xp = np.asarray(Xc[:, p].todense()).reshape(-1)
+        apart = np.asarray(Xc.T @ xp).reshape(-1) == 0  # cells sharing no inner cell with p
+    for upper, target in targets:
+        # contributors alone in withheld cells know those cells: the outside attacker's y is asked
+        # to meet them too where that costs nothing (a tiny weight), and serves each contributor
+        # whose cells it meets; the others get a program of their own
+        singles = None
+        if sole is not None and r > 0:
+            singles = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
+        y = _reach(Xc, values, suppressed, allowed, weight, p, upper, target, None, singles)
+        n_lp += 1
+        if y is None:
+            unresolved[p] = True
+            continue
+        if singles is None:
+            continue
+        cells = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
+        off = np.abs(Xc[:, cells].T @ y - values[cells]) > 1e-9 * np.maximum(1.0, np.abs(values[cells]))
+        attackers = np.unique(sole[cells[off]])
+        if attackers.size > 1:
+            # one program for all of them at once, nothing given way: when some y meets every one
+            # of their cells, it serves each of them (most often the case)
+            n_lp += 1
+            if _reach(Xc, values, suppressed, np.zeros(n_pub, dtype=bool), weight, p, upper, target, cells) is not None:
+                continue
+        for c in attackers:
+            known = np.flatnonzero((sole == c) & apart)
+            n_lp += 1
+            if _reach(Xc, values, suppressed, allowed, weight, p, upper, target, known) is None:
+                unresolved[p] = True
+    return n_lp
 
 
 def _reach(
