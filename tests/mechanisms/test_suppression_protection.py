@@ -20,7 +20,7 @@ from cellsafe import CountTable, Hierarchy, Variable
 from cellsafe.exceptions import InvalidArgumentError
 from cellsafe.mechanisms import CellSuppression, parse_rule, primary_cells
 from cellsafe.metrics import audit_suppression
-from cellsafe.published import Publication, magnitude_table
+from cellsafe.published import magnitude_table
 
 
 def _required(mt, rules):
@@ -141,6 +141,23 @@ def test_random_magnitude_example_now_passes_the_audit_with_required_widths():
     assert np.all(np.isnan(res.released) >= np.isnan(before.released))  # only further cells withheld
     _assert_protected(res, mt, rules)
     _assert_no_singleton_reveals(res, mt)
+
+
+def test_magnitude_suppression_audit():
+    """Without protection levels (Gaussian elimination alone) no suppressed cell is computable exactly,
+    but the audit finds p% primaries short of their protection (the example above, before)."""
+    mt = magnitude_table(_random_magnitude_records(3), ["sector", "region"], "turnover", "sector*region", contributor="firm")
+    rule = parse_rule("p%=15")
+    mech = CellSuppression(mt.publication, rules=[rule, "freq<=2"], priority="value", intervals=False, singletons=False)
+    res = mech.suppress_magnitude(mt)
+    assert (res.suppression == "primary").any() and (res.suppression == "secondary").any()
+    assert audit_suppression(res).passed
+    need = np.where(res.suppression == "primary", rule.protection(mt.values, mt.top), 0.0)
+    audit = audit_suppression(res, required=need)
+    frame = audit.to_frame()
+    unsafe = frame[~frame["safe"]]
+    assert len(unsafe) and (unsafe["suppression"] == "primary").all()
+    assert ((unsafe["upper"] - unsafe["turnover"] < unsafe["required"]) | (unsafe["turnover"] - unsafe["lower"] < unsafe["required"])).all()
 
 
 def test_primary_cells_and_required_protection_by_hand():
