@@ -237,3 +237,12 @@ def test_the_walk_catches_a_class_without_the_protocol():
     assert _looks_like_result(BrokenResult)
     gaps = _protocol_gaps(BrokenResult)
     assert "_repr_html_" in gaps and any("must return str" in g for g in gaps)
+
+
+def test_json_ready_turns_numpy_into_python_and_infinities_into_none_on_request():
+    from cellsafe._results import json_ready
+
+    value = {"a": np.float64(np.inf), "b": [np.int64(3), float("nan"), -np.inf], 4: np.array([1.5, np.inf])}
+    assert json_ready(value) == {"a": np.inf, "b": [3, None, -np.inf], "4": [1.5, np.inf]}
+    assert json_ready(value, finite=True) == {"a": None, "b": [3, None, None], "4": [1.5, None]}
+    assert type(json_ready(value)["b"][0]) is int

@@ -17,21 +17,24 @@ import numpy as np
 __all__ = ["Result", "json_ready"]
 
 
-def json_ready(value: Any) -> Any:
-    """``value`` with numpy scalars and arrays turned into Python numbers and lists (NaN -> None)."""
+def json_ready(value: Any, *, finite: bool = False) -> Any:
+    """``value`` with numpy scalars and arrays turned into Python numbers and lists (NaN -> None).
+
+    With ``finite``, infinities become None too, so that the JSON is standard.
+    """
     if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
+        return {str(k): json_ready(v, finite=finite) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
+        return [json_ready(v, finite=finite) for v in value]
     if isinstance(value, np.ndarray):
-        return [json_ready(v) for v in value.tolist()]
+        return [json_ready(v, finite=finite) for v in value.tolist()]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
         x = float(value)
-        return None if math.isnan(x) else x
+        return None if math.isnan(x) or (finite and math.isinf(x)) else x
     return value
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
+from .._results import json_ready
 from ._common import EXAMPLES_FORMATTER, add_seed_option, parse_list, print_json, progress_from_args, seed_from_args
 
 _EXAMPLES = """\
@@ -70,16 +70,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
-
-
-def _clean(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_clean(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def _align_number_columns(frames: list[Any]) -> None:
@@ -167,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         progress=progress_from_args(args),
     )
     result = ev.to_dict()
-    summary = _clean(result)
+    summary = json_ready(result, finite=True)
     if args.plot:
         from ..report import write_microdata_plots
 

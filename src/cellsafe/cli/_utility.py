@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 import warnings
 from pathlib import Path
 from typing import Any
 
+from .._results import json_ready
 from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, note, outputs_from_args, parse_list, print_json, resolve_count, add_output_options
 
 _EXAMPLES = """\
@@ -64,14 +64,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _clean(x: Any) -> Any:
-    """A plain Python value for JSON (numpy scalars unwrapped), None for NaN and infinities."""
-    x = x.item() if hasattr(x, "item") else x
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
 def run(args: argparse.Namespace) -> int:
     outputs = outputs_from_args(args, [args.original, *args.synthetic])
     with outputs:  # the files appear, with their manifests, only when the run completes
@@ -115,12 +107,12 @@ def _run(args: argparse.Namespace, out_path: Any, plot_path: Any) -> int:
         if res.m > 1:
             groups["combined"] = frame["overlap"].to_numpy()
         plot_overlap(groups, plot_path, title=f"CI overlap: {args.model}", xlabel="synthetic implicate")
-    overview = {k: _clean(v) for k, v in res.overview().items()}
+    overview = {k: json_ready(v, finite=True) for k, v in res.overview().items()}
     if args.json:
         records = []
         for term, row in frame.iterrows():
             rec = {"term": term}
-            rec.update({k: _clean(v) for k, v in row.items()})
+            rec.update({k: json_ready(v, finite=True) for k, v in row.items()})
             records.append(rec)
         print_json({"model": args.model, "overview": overview, "warnings": notes, "parameters": records})
         return 0

@@ -109,17 +109,6 @@ def read_published(path: "str | Path") -> Any:
     return frame
 
 
-def _finite(value: Any) -> Any:
-    """Infinities as None, so that the JSON is standard (NaN is already None)."""
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 class Report:
     """A release report on one original table: candidates a priori, releases empirically.
 
@@ -462,12 +451,12 @@ class Report:
         """The report's content as JSON-ready data (every number the HTML shows, no figures)."""
         from .._results import json_ready
 
-        return _finite(json_ready({
+        return json_ready({
             "title": self.title,
             "cellsafe_version": __version__,
             "created": self.created,
             "sections": {key: self.sections.get(key) for key, _ in SECTIONS if key != "glossary"},
-        }))
+        }, finite=True)
 
     def figures(self) -> dict[str, list[tuple[str, str]]]:
         """Inline SVG figures by section: (title, svg) pairs (drawn on first use)."""
