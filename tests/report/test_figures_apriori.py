@@ -6,7 +6,7 @@ from cellsafe import CountTable, Variable
 from cellsafe.distributions import GAF, NBI
 from cellsafe.exceptions import InvalidArgumentError
 from cellsafe.mechanisms.saturated import SaturatedSynthesizer
-from cellsafe.report._figures import (
+from cellsafe.report import (
     plot_frontier,
     plot_reverse_transitions,
     plot_synthetic_vs_original,
