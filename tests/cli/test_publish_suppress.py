@@ -39,3 +39,28 @@ def test_rule_without_suppress_refused(tmp_path, capsys):
     code = main(["publish", str(tmp_path / "people.csv"), "--variables", "geo,sex", "--formula", "geo*sex",
                  "--method", "scr", "--rule", "freq<=2", "--output", str(tmp_path / "x.csv")])
     assert code == 2 and "apply to --method suppress" in capsys.readouterr().err
+
+
+def test_a_published_value_that_is_not_a_number_is_refused_not_read_as_withheld(tmp_path, capsys):
+    _data(tmp_path)
+    people = str(tmp_path / "people.csv")
+    out = tmp_path / "suppressed.csv"
+    assert main(["publish", people, "--variables", "geo,sex", "--formula", "geo*sex", "--method", "suppress",
+                 "--rule", "freq<=2", "--output", str(out), "--quiet"]) == 0
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    row = frame.index[(frame["count"] != "") & (frame["table"] == "geo:sex")][0]
+    frame.loc[row, "count"] = "seven"
+    bad = tmp_path / "bad.csv"
+    frame.to_csv(bad, index=False)
+    common = ["--variables", "geo,sex"]
+    runs = [
+        ["audit", str(bad), people, *common, "--formula", "geo*sex"],
+        ["compare", people, *common, "--formula", "geo*sex", "--published", f"x={bad}", "--sensitive", "sex", "--keys", "geo"],
+        ["report", people, *common, "--publication-formula", "geo*sex", "--published", f"x={bad}", "--sensitive", "sex",
+         "--keys", "geo", "--output", str(tmp_path / "r.html")],
+    ]
+    for args in runs:
+        capsys.readouterr()
+        assert main(args) == 2, args[0]
+        assert f"row {row} of the published table has 'count' = 'seven', which is not a number" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()

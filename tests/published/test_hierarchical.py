@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from numpy.testing import assert_array_equal
 
 import cellsafe
 from cellsafe import CountTable, Hierarchy, Variable
+from cellsafe.exceptions import DataError
 from cellsafe.fitting import expected_inner, restore_additivity
 from cellsafe.metrics import audit_suppression
 from cellsafe.published import Publication
@@ -146,3 +148,15 @@ def test_two_hierarchies_on_one_variable_with_overlapping_groups():
     [suppressed] = cellsafe.mechanisms.CellSuppression(pub, rules=["freq<=14"]).sample(table)
     assert (suppressed.suppression == "primary").sum() > 0
     assert audit_suppression(suppressed).passed
+
+
+def test_align_refuses_a_value_that_is_not_a_number():
+    table, h = _table()
+    pub = Publication.from_formula(table, "region*age", hierarchies={"geo": h})
+    frame = pub.frame(pub.aggregate(table)).astype({"count": object})
+    frame.loc[1, "count"] = ""  # withheld
+    assert np.isnan(pub.align(frame)[1])
+    for text in ("seven", "NA"):
+        frame.loc[2, "count"] = text
+        with pytest.raises(DataError, match=f"row 2 of the published table has 'count' = '{text}', which is not a number"):
+            pub.align(frame)

@@ -8,8 +8,6 @@ frequencies by IPF) before the Hellinger utility and the F-beta disclosure risk.
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
 from ..exceptions import InvalidArgumentError
 from ..io import provenance_notes, read_records
 from ..metrics import compare_published
@@ -53,16 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _published(path: str) -> Any:
-    """A published file read as written (categories as text), its counts as numbers."""
-    import pandas as pd
-
-    frame = read_records(path)
-    if "count" in frame.columns:
-        frame["count"] = pd.to_numeric(frame["count"], errors="raise")
-    return frame
-
-
 def run(args: argparse.Namespace) -> int:
     keys = parse_list(args.keys, "--keys")
     names = parse_list(args.variables)
@@ -84,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     zeros = table.n_cells - table.n_structural_zeros <= DEFAULT_MAX_INNER
     pub = Publication.from_formula(table, args.formula, hierarchies=hierarchies_from_args(args) or None, zeros=zeros)
     results = {
-        name: compare_published(table, _published(path), args.sensitive, keys, publication=pub, beta=args.beta)
+        name: compare_published(table, read_records(path), args.sensitive, keys, publication=pub, beta=args.beta)
         for name, path in pairs
     }
     if args.json:

@@ -424,7 +424,7 @@ class Publication:
         pos = pos.astype(np.int64)
         if np.unique(pos).shape[0] != pos.shape[0]:
             raise DataError("the published table lists a cell more than once.")
-        vals = pd.to_numeric(df[count], errors="coerce").to_numpy(dtype=np.float64)
+        vals = _numbers(df, count)
         out = np.full(self.n_published, np.nan)
         out[pos] = vals
         return out
@@ -592,6 +592,22 @@ def _residual_of_best_fit(X: sp.csr_matrix, z: np.ndarray) -> float:
     scale = max(1.0, float(np.max(np.abs(z)))) if z.size else 1.0
     y = lsqr(X.T.tocsr(), z / scale, atol=1e-14, btol=1e-14, iter_lim=20 * X.shape[0] + 100)[0]
     return float(np.max(np.abs(X.T @ y - z / scale))) * scale if z.size else 0.0
+
+
+def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
+    """A published value column as numbers: empty (missing) where a cell is withheld, anything else a number.
+
+    A value that is neither (``'seven'``, ``'NA'``) is refused with its row, never read as a withheld cell.
+    """
+    raw = df[column]
+    vals = pd.to_numeric(raw, errors="coerce")
+    bad = np.flatnonzero((vals.isna() & raw.notna() & (raw.astype(str).str.strip() != "")).to_numpy())
+    if bad.size:
+        raise DataError(
+            f"row {df.index[bad[0]]!r} of the published table has {column!r} = {raw.iloc[bad[0]]!r}, which is not a "
+            "number; a withheld cell is left empty."
+        )
+    return vals.to_numpy(dtype=np.float64)
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

@@ -97,18 +97,6 @@ def _neighbourhood(spec: str) -> list[str]:
     return out
 
 
-def read_published(path: "str | Path") -> Any:
-    """A published file read as written (categories as text), its counts as numbers (as ``cellsafe compare``)."""
-    import pandas as pd
-
-    from ..io import read_records
-
-    frame = read_records(str(path))
-    if "count" in frame.columns:
-        frame["count"] = pd.to_numeric(frame["count"], errors="raise")
-    return frame
-
-
 class Report:
     """A release report on one original table: candidates a priori, releases empirically.
 
@@ -334,6 +322,7 @@ class Report:
     def _build_published(
         self, published: Mapping[str, Any], formula: Any, hierarchies: Any, sensitive: Any, keys: Any, beta: float
     ) -> None:
+        from ..io import read_records
         from ..metrics import compare_published
         from ..published import DEFAULT_MAX_INNER, Publication
 
@@ -349,7 +338,7 @@ class Report:
             pub = Publication.from_formula(self.table, formula, hierarchies=hierarchies or None, zeros=zeros)
         for name, frame in published.items():
             if not hasattr(frame, "columns"):
-                frame = read_published(frame)
+                frame = read_records(str(frame))  # as written: the values become numbers when aligned
             r = compare_published(self.table, frame, sensitive, list(keys), publication=pub, beta=beta)
             d = r.to_dict()
             # the restored and expected inner cells are as many as the table's: the report keeps the measures
