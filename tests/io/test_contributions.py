@@ -38,3 +38,18 @@ def test_categories_and_contributor_ids_are_text_as_written(tmp_path):
 def test_bad_values_are_refused(tmp_path, text, message):
     with pytest.raises(DataError, match=message):
         aggregate_contributions(_csv(tmp_path, text), ["sector"], "turnover")
+
+
+def test_rows_come_in_an_order_fixed_by_the_data(tmp_path):
+    """Keys drawn per row (the cell key method for magnitudes without a key column) must meet the same rows on
+    every run: rows by cell and contributor with holdings, in the file's order without."""
+    rng = np.random.default_rng(0)
+    n = 5000
+    lines = ["sector,firm,turnover"] + [f"s{rng.integers(20)},f{rng.integers(300)},{rng.integers(1, 99)}" for _ in range(n)]
+    path = _csv(tmp_path, "\n".join(lines) + "\n")
+    c = aggregate_contributions(path, ["sector"], "turnover", "firm")
+    pairs = list(zip(c.cells["sector"], c.contributor_ids[c.contributor]))
+    assert pairs == sorted(pairs)
+    plain = aggregate_contributions(path, ["sector"], "turnover")
+    assert plain.cells["sector"].tolist() == [ln.split(",")[0] for ln in lines[1:]]
+    assert plain.contributor.tolist() == list(range(n))

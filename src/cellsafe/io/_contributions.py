@@ -118,24 +118,25 @@ def _aggregate(con: Any, source: Any, variables: Sequence[str], value: str, cont
         who = f"CAST({_quote_ident(contributor)} AS VARCHAR)"
         sql = (
             f"SELECT {groups}, {who} AS __who, COUNT(*) AS __n, SUM(CAST({v} AS DOUBLE)) AS __v{keys} "
-            f"FROM {src} GROUP BY {groups}, __who"
+            f"FROM {src} GROUP BY {groups}, __who ORDER BY {groups}, __who"
         )
-    else:
-        sql = f"SELECT {groups}, row_number() OVER () - 1 AS __who, 1 AS __n, CAST({v} AS DOUBLE) AS __v{per_record} FROM {src}"
+    else:  # one row per record, in the file's order (DuckDB keeps it without ORDER BY)
+        sql = f"SELECT {groups}, 1 AS __n, CAST({v} AS DOUBLE) AS __v{per_record} FROM {src}"
+    # rows in an order fixed by the data, so that keys drawn per row give the same release on every run
     frame = con.execute(sql).df()
     if len(frame) == 0:
         raise DataError(f"{where} has no rows.")
     for x in variables:
         if frame[x].isna().any():
             raise DataError(f"variable {x!r} has missing values in {where}; recode them as a category.")
-    who = frame.pop("__who")
     if contributor:
+        who = frame.pop("__who")
         if who.isna().any():
             raise DataError(f"contributor column {contributor!r} has missing values in {where}; every record needs an id.")
         codes, ids = pd.factorize(who, sort=True)
         ids_arr: np.ndarray | None = np.asarray(ids, dtype=object)
     else:
-        codes, ids_arr = who.to_numpy(dtype=np.int64), None
+        codes, ids_arr = np.arange(len(frame), dtype=np.int64), None
     counts = frame.pop("__n").to_numpy(dtype=np.int64)
     values = frame.pop("__v").to_numpy(dtype=np.float64)
     sums = sums_nz = None
