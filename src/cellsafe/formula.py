@@ -37,11 +37,14 @@ class Formula:
         False when the formula says ``- 1`` (or ``+ 0``).
     text : str
         The formula as written.
+    removed : tuple of tuple of str
+        The terms a ``-`` removes (``a*b - a`` removes ``('a',)``), whether or not they were there.
     """
 
     terms: tuple[tuple[str, ...], ...]
     intercept: bool
     text: str
+    removed: tuple[tuple[str, ...], ...] = ()
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -82,6 +85,7 @@ class _Parser:
         self.tokens = self._tokenize(text)
         self.pos = 0
         self.order: list[str] = []
+        self.removed: set[frozenset[str]] = set()
 
     def _tokenize(self, text: str) -> list[str]:
         out: list[str] = []
@@ -130,6 +134,7 @@ class _Parser:
                     icpt = r_icpt
             else:
                 terms -= rhs
+                self.removed |= rhs
                 if r_icpt is True:
                     icpt = False
         return terms, icpt
@@ -225,4 +230,5 @@ def parse_formula(text: str | Formula, variables: Iterable[str] | None = None) -
     for t in ordered:
         first[t] = tuple(sorted(rank[v] for v in t))
     ordered.sort(key=lambda t: (len(t), first[t]))
-    return Formula(tuple(ordered), True if icpt is None else icpt, text)
+    removed = tuple(sorted(tuple(sorted(t, key=rank.__getitem__)) for t in p.removed if t))
+    return Formula(tuple(ordered), True if icpt is None else icpt, text, removed)

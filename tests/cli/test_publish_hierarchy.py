@@ -146,3 +146,47 @@ def test_record_key_with_a_frequency_table_is_refused(tmp_path, capsys):
     path.write_text("R1\n@D1\n@@m1\n@@m2\n@D2\n@@m3\nR2\n@D3\n@@m4\n")
     code, _ = _publish(tmp_path, f"geo={path}:region,district", "--method", "ckm", "--count", "n", "--record-key", "rk")
     assert code == 2 and "--record-key needs microdata" in capsys.readouterr().err
+
+
+def _people_by_age(tmp_path):
+    rng = np.random.default_rng(7)
+    people = pd.DataFrame({"geo": rng.choice(["m1", "m2", "m3", "m4"], 400), "age": rng.choice(["0-15", "16-64", "65+"], 400)})
+    people.to_csv(tmp_path / "ages.csv", index=False)
+    return people
+
+
+@pytest.mark.parametrize("method", [["--method", "suppress", "--rule", "freq<=3"], ["--method", "scr", "--seed", "1"]])
+def test_naming_a_variable_with_a_hierarchy_publishes_all_its_levels(tmp_path, method):
+    """--hierarchy geo=geo.hrc with --formula 'age*geo': every level of geo crossed with age, as tau-Argus publishes
+    it (the leaves only, before)."""
+    people = _people_by_age(tmp_path)
+    hrc = tmp_path / "geo.hrc"
+    hrc.write_text("R1\n@D1\n@@m1\n@@m2\n@D2\n@@m3\nR2\n@D3\n@@m4\n")
+    out = tmp_path / "out.csv"
+    assert main(["publish", str(tmp_path / "ages.csv"), "--variables", "age,geo", "--hierarchy", f"geo={hrc}",
+                 "--formula", "age*geo", *method, "--output", str(out), "--quiet"]) == 0
+    f = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert set(f["table"]) == {"Total", "age", "geo1", "geo2", "geo", "age:geo1", "age:geo2", "age:geo"}
+    assert len(f) == (1 + 2 + 3 + 4) * (1 + 3)
+    if method[1] == "suppress":
+        counts = f.set_index(["geo", "age"])["count"]
+        shown = counts[counts != ""].astype(int)
+        truth = people.assign(region=people["geo"].map({"m1": "R1", "m2": "R1", "m3": "R1", "m4": "R2"}))
+        for (region, age), n in truth.groupby(["region", "age"]).size().items():
+            if (region, age) in shown.index:
+                assert shown[region, age] == n
+
+
+def test_a_code_parent_csv_with_a_total_root_and_a_typo(tmp_path, capsys):
+    _people_by_age(tmp_path)
+    rows = ["code,parent", "Total,", "R1,Total", "R2,Total", "D1,R1", "D2,R1", "D3,R2", "m1,D1", "m2,D1", "m3,D2", "m4,D3"]
+    path = tmp_path / "geo.csv"
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.csv"
+    argv = ["publish", str(tmp_path / "ages.csv"), "--variables", "age,geo", "--hierarchy", f"geo={path}:region,district",
+            "--formula", "region*age + district", "--method", "scr", "--seed", "1", "--output", str(out), "--quiet"]
+    assert main(argv) == 0
+    assert set(pd.read_csv(out, dtype=str, keep_default_na=False)["table"]) == {"Total", "region", "age", "district", "region:age"}
+    path.write_text("\n".join(rows[:-1] + ["m4,D33"]) + "\n")
+    assert main([*argv, "--overwrite"]) == 2
+    assert "names parent 'D33' (of 'm4'), which is not one of its codes; did you mean 'D3'?" in capsys.readouterr().err

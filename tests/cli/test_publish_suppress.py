@@ -25,7 +25,9 @@ def test_publish_suppress_and_audit(tmp_path, capsys):
                  "--output", str(out), "--quiet"]) == 0
     frame = pd.read_csv(out, keep_default_na=False)
     assert list(frame.columns) == ["table", "geo", "sex", "count", "suppression"]
-    assert set(frame.loc[frame["suppression"] == "primary", "geo"]) == {"m1", "m3"}
+    # geo*sex brings every level of geo crossed with sex: district D2 holds m3 alone, so (D2, F) = 2 is primary too
+    assert set(frame.loc[frame["suppression"] == "primary", "geo"]) == {"m1", "m3", "D2"}
+    assert {"region:sex", "sex:district", "sex:geo"} <= set(frame["table"])
     assert "R1" in set(frame["geo"]) and "D2" in set(frame["geo"])
     assert (frame.loc[frame["suppression"] != "", "count"] == "").all()
     intervals = tmp_path / "intervals.csv"

@@ -160,3 +160,38 @@ def test_align_refuses_a_value_that_is_not_a_number():
         frame.loc[2, "count"] = text
         with pytest.raises(DataError, match=f"row 2 of the published table has 'count' = '{text}', which is not a number"):
             pub.align(frame)
+
+
+# ---------------------------------------------------------------------- a variable with a hierarchy brings its levels
+def test_naming_the_variable_publishes_every_level_of_its_hierarchy():
+    """tau-Argus's meaning: 'age*geo' with a hierarchy of geo is age crossed with the regions, the districts and the
+    municipalities (and each of them alone); naming a level still picks that level alone."""
+    table, h = _table()
+    pub = Publication.from_formula(table, "age*geo", hierarchies={"geo": h}, zeros=True)
+    assert {frozenset(c) for c in pub.crossings} == {
+        frozenset(c) for c in [(), ("age",), ("region",), ("district",), ("geo",), ("age", "region"),
+                               ("age", "district"), ("age", "geo")]
+    }
+    assert pub.n_published == (1 + 2 + 4 + 7) * (1 + 3)
+    written = Publication.from_formula(table, "(region + district + geo)*age", hierarchies={"geo": h}, zeros=True)
+    got = pub.frame(pub.aggregate(table)).set_index(["geo", "age"])["count"].sort_index()
+    want = written.frame(written.aggregate(table)).set_index(["geo", "age"])["count"].sort_index()
+    assert got.equals(want)
+    only = Publication.from_formula(table, "region*age", hierarchies={"geo": h})
+    assert {frozenset(c) for c in only.crossings} == {frozenset(c) for c in [(), ("region",), ("age",), ("region", "age")]}
+
+
+def test_a_removed_level_is_not_brought_back_and_powers_expand():
+    table, h = _table()
+    pub = Publication.from_formula(table, "geo*age - district - district:age", hierarchies={"geo": h})
+    assert not any("district" in c for c in pub.crossings)
+    assert ("region", "age") in pub.crossings and ("geo", "age") in pub.crossings
+    power = Publication.from_formula(table, "(geo + age)^2", hierarchies={"geo": h}, zeros=True)
+    assert power.n_published == (1 + 2 + 4 + 7) * (1 + 3)
+
+
+def test_an_aggregate_coded_like_the_total_label_is_refused():
+    table, _ = _table()
+    h = Hierarchy.from_groups({"Total": ["m1", "m2"]}, list(GEO["municipality"]), level="part")
+    with pytest.raises(cellsafe.exceptions.InvalidArgumentError, match="aggregate coded 'Total'"):
+        Publication.from_formula(table, "part*age", hierarchies={"geo": h})

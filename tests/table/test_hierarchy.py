@@ -80,3 +80,40 @@ def test_hrc_depth_jump_refused(tmp_path):
     p.write_text("01\n@@0101\n")
     with pytest.raises(DataError, match="more than one below"):
         Hierarchy.read_hrc(p)
+
+
+# ---------------------------------------------------------------------- a root for the grand total; typos in parents
+ROWS = [("Total", None), ("N", "Total"), ("S", "Total"), ("N1", "N"), ("N2", "N"), ("S1", "S")]
+
+
+@pytest.mark.parametrize("rows", [ROWS, ROWS[1:], [("Total", ""), *ROWS[1:]]])
+def test_a_total_root_row_is_the_grand_total(rows):
+    h = Hierarchy.from_parent_child(pd.DataFrame(rows, columns=["code", "parent"]), level_names=["region"])
+    assert h.levels == {"region": ("N", "S")}
+    assert h.members("N") == ("N1", "N2")
+
+
+def test_a_total_root_line_of_an_hrc_file_is_the_grand_total(tmp_path):
+    p = tmp_path / "geo.hrc"
+    p.write_text("Total\n@N\n@@N1\n@@N2\n@S\n@@S1\n")
+    h = Hierarchy.read_hrc(p, level_names=["region"])
+    assert h.levels == {"region": ("N", "S")} and h.members("S") == ("S1",)
+    p.write_text("N\n@Total\n@N1\n")
+    with pytest.raises(DataError, match="grand total 'Total' is 1 level"):
+        Hierarchy.read_hrc(p)
+    p.write_text("Total\n@N\n@@N1\n")
+    assert list(Hierarchy.read_hrc(p, total=None).levels) == ["level1", "level2"]  # no code is the total
+
+
+def test_a_parent_not_listed_is_refused_where_the_top_level_is_listed():
+    rows = [("Total", None), ("North", "Total"), ("South", "Total"), ("n1", "North"), ("s1", "South")]
+    with pytest.raises(DataError, match=r"names parent 'Suoth' \(of 's2'\), which is not one of its codes; did you mean 'South'\?"):
+        Hierarchy.from_parent_child(rows + [("s2", "Suoth")])
+    blank_top = [("North", ""), ("South", ""), ("n1", "North"), ("s1", "Nrth")]
+    with pytest.raises(DataError, match="parent 'Nrth'.*did you mean 'North'"):
+        Hierarchy.from_parent_child(blank_top)
+    with pytest.raises(DataError, match="grand total 'Total' the parent 'North'"):
+        Hierarchy.from_parent_child([("North", None), ("Total", "North"), ("n1", "North")])
+    # without a listed top level, parents never listed are the top level (as before)
+    h = Hierarchy.from_parent_child([("n1", "North"), ("n2", "North"), ("s1", "South")])
+    assert h.levels == {"level1": ("North", "South")}

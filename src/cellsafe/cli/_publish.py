@@ -57,8 +57,9 @@ examples:
 Writes the published cells in long format: the variables ('Total' where a cell aggregates) and 'count'
 (empty where the cell key method suppressed a cell), or the summed value; cell suppression adds a 'suppression'
 column (primary, secondary or empty).  --hierarchy VAR=FILE[:LEVEL,...] reads a tau-Argus .hrc file (a leading '@'
-per level of depth) or a CSV of code,parent; its aggregate levels are named LEVEL,... from the top (default VAR1,
-VAR2, ...) and the formula names them like variables.
+per level of depth) or a CSV of code,parent (a root row 'Total' is the grand total); its aggregate levels are named
+LEVEL,... from the top (default VAR1, VAR2, ...) and the formula names them like variables: a level publishes that
+level, VAR itself every level of its hierarchy (tau-Argus's meaning).
 """
 
 

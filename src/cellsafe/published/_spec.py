@@ -12,16 +12,19 @@ are written in long format: one column per variable holding a category, or ``'To
 cell aggregates over that variable.
 
 Hierarchies: ``hierarchies={"geo": h}`` gives variable ``geo`` the levels of a
-:class:`~cellsafe.table.Hierarchy` (``region``, ``district``), which a formula names like variables
-(``region*sex + district*age``; ``geo`` itself is the finest level, the inner categories).  A
-crossing with a level has one published cell per aggregate code of that level (times the categories
-of the other terms), and :meth:`Publication.cells` writes the aggregate's code.  Aggregates may
+:class:`~cellsafe.table.Hierarchy` (``region``, ``district``), which a formula names like variables.
+Naming the variable publishes every level with it, as tau-Argus and SSBtools do: ``age*geo`` is
+``age*region + age*district`` plus ``age`` crossed with the leaves (the inner categories).  Naming a
+level picks that level alone: ``region*sex + district*age``.  A crossing with a level has one
+published cell per aggregate code of that level (times the categories of the other terms), and
+:meth:`Publication.cells` writes the aggregate's code.  Aggregates may
 overlap: an inner cell then counts in several cells of the same crossing.  Everything downstream
 sees only X, so it works the same on hierarchical publications.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -56,10 +59,13 @@ def check_crossing(crossing: Any, names: Sequence[str], what: str = "crossing") 
     return c
 
 
-def _crossings_from(spec: Any, names: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+def _crossings_from(spec: Any, names: Sequence[str]) -> tuple[tuple[tuple[str, ...], ...], frozenset[frozenset[str]]]:
+    """The crossings a formula (or a list of crossings) names, and the crossings its ``-`` removes."""
+    removed: frozenset[frozenset[str]] = frozenset()
     if isinstance(spec, (str, Formula)):
         f = parse_formula(spec, names)
         out = ([()] if f.intercept else []) + [tuple(t) for t in f.terms]
+        removed = frozenset(frozenset(t) for t in f.removed)
     else:
         if isinstance(spec, Mapping) or not isinstance(spec, Iterable):
             raise InvalidArgumentError(
@@ -77,7 +83,7 @@ def _crossings_from(spec: Any, names: Sequence[str]) -> tuple[tuple[str, ...], .
             uniq.append(c)
     if not uniq:
         raise InvalidArgumentError("the publication has no crossings; name at least one, or keep the grand total.")
-    return tuple(uniq)
+    return tuple(uniq), removed
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,8 +159,9 @@ class Publication:
         max_inner : int, default 1e7
             The most inner cells enumerated with the zero combinations.
         hierarchies : dict of str to Hierarchy (or list of them), optional
-            Hierarchies of variables: the formula may then name their levels (a list of
-            hierarchies of one variable combines their levels).
+            Hierarchies of variables: a term naming such a variable stands for every level of its
+            hierarchy and its leaves; a term naming a level, for that level (a list of hierarchies
+            of one variable combines their levels).
 
         Examples
         --------
@@ -172,11 +179,16 @@ class Publication:
         >>> Publication.from_formula(vs, "both*b", hierarchies={"a": h}).cells().values.tolist()[:2]
         [['Total', 'Total'], ['xy', 'Total']]
 
+        Naming the variable publishes all of its levels:
+
+        >>> Publication.from_formula(vs, "a*b", hierarchies={"a": h}).crossings
+        ((), ('both',), ('a',), ('b',), ('both', 'b'), ('a', 'b'))
+
         A table publishes its non-zero cells unless the zero combinations are asked for:
 
         >>> t = CountTable.from_dense([[2, 0, 1], [0, 0, 3]], vs)
         >>> Publication.from_formula(t, "a*b").n_published, Publication.from_formula(t, "a*b", zeros=True).n_published
-        (9, 12)
+        (8, 12)
 
         Notes
         -----
@@ -205,9 +217,9 @@ class Publication:
                     f"variable {v.name!r} has a category {total_label!r}, which is also the label of an aggregated "
                     "variable; pass another total_label."
                 )
-        hier = _check_hierarchies(hierarchies, variables)
+        hier = _check_hierarchies(hierarchies, variables, total_label)
         terms = _terms(variables, hier)
-        crossings = _crossings_from(formula, list(terms))
+        crossings = _with_every_level(*_crossings_from(formula, list(terms)), hier)
         for c in crossings:
             used = [terms[t][0] for t in c]
             if len(set(used)) != len(used):
@@ -528,7 +540,33 @@ def publication_for(table: CountTable, spec: Any, *, zeros: bool | None = None) 
     return Publication.from_formula(table, spec, zeros=zeros)
 
 
-def _check_hierarchies(hierarchies: Any, variables: Sequence[Variable]) -> dict[str, Hierarchy]:
+def _with_every_level(
+    crossings: tuple[tuple[str, ...], ...], removed: frozenset[frozenset[str]], hier: Mapping[str, Hierarchy]
+) -> tuple[tuple[str, ...], ...]:
+    """Each crossing that names a variable with a hierarchy, once per level of it (top first) and once with its leaves.
+
+    tau-Argus's meaning (and SSBtools' with hierarchies): a hierarchical variable in a table brings every level
+    of its hierarchy; a level named in the formula stands for itself alone.  A crossing the formula removes
+    (``- k_group``) is not brought back by a variable's levels.  Crossings already present keep their place
+    (the first spelling wins).
+    """
+    if not hier:
+        return crossings
+    out: list[tuple[str, ...]] = []
+    seen: set[frozenset[str]] = set()
+    for c in crossings:
+        choices = [[*hier[t].levels, t] if t in hier else [t] for t in c]
+        for combo in itertools.product(*choices):
+            key = frozenset(combo)
+            if combo != c and key in removed:
+                continue
+            if key not in seen:
+                seen.add(key)
+                out.append(tuple(combo))
+    return tuple(out)
+
+
+def _check_hierarchies(hierarchies: Any, variables: Sequence[Variable], total_label: str = "Total") -> dict[str, Hierarchy]:
     if hierarchies is None:
         return {}
     if not isinstance(hierarchies, Mapping):
@@ -542,6 +580,12 @@ def _check_hierarchies(hierarchies: Any, variables: Sequence[Variable]) -> dict[
         if not hs or not all(isinstance(x, Hierarchy) for x in hs):
             raise InvalidArgumentError(f"the hierarchy of {var!r} must be a cellsafe.Hierarchy (or a list of them).")
         out[var] = hs[0] if len(hs) == 1 else Hierarchy.combine(*hs)
+        if total_label in out[var].groups:
+            raise InvalidArgumentError(
+                f"the hierarchy of {var!r} has an aggregate coded {total_label!r}, the label of the grand total in the "
+                "published cells; the grand total is published anyway: drop that code (a root row coded 'Total' is "
+                "dropped when read), or pass another total_label."
+            )
     return out
 
 

@@ -128,7 +128,7 @@ class Hierarchy:
         child: str = "code",
         parent: str = "parent",
         level_names: Sequence[str] | None = None,
-        total: Any = None,
+        total: Any = "Total",
     ) -> "Hierarchy":
         """A tree from (child, parent) rows; codes that are nobody's parent are the leaves.
 
@@ -140,19 +140,36 @@ class Hierarchy:
             Column names.
         level_names : sequence of str, optional
             Names of the aggregate levels from the top (default ``level1``, ``level2``, ...).
-        total : str, optional
-            A code standing for the grand total (dropped: the grand total is published anyway).
+        total : str or None, default 'Total'
+            The code of the grand total: its row (if any) is dropped and the codes under it are the
+            top level (the grand total is published anyway).  None: no code is the grand total.
 
         Notes
         -----
         An aggregate's level is its depth below the top; its leaves are every leaf below it.
         Leaves at different depths are allowed (a leaf is then in no aggregate of the deeper levels).
 
+        Where the rows list the top level themselves (a row with an empty parent, or under
+        ``total``), every parent must be one of the codes listed: a parent that is not, such as a
+        typo, is an error naming it, never a new one-child aggregate.  Where no row is at the top
+        (only leaves and lower aggregates are listed), the parents never listed as codes are the
+        top level.
+
         Examples
         --------
         >>> pairs = [("N", None), ("N1", "N"), ("N2", "N"), ("S1", None)]
         >>> Hierarchy.from_parent_child(pairs).levels
         {'level1': ('N',)}
+
+        A root row for the grand total is accepted; a parent that is not listed is refused:
+
+        >>> rows = [("Total", None), ("N", "Total"), ("S", "Total"), ("N1", "N"), ("S1", "S")]
+        >>> Hierarchy.from_parent_child(rows, level_names=["region"]).levels
+        {'region': ('N', 'S')}
+        >>> Hierarchy.from_parent_child(rows + [("N2", "Nn")])
+        Traceback (most recent call last):
+        ...
+        cellsafe.exceptions.DataError: the hierarchy names parent 'Nn' (of 'N2'), which is not one of its codes; did you mean 'N'? Every parent must be listed as a code when the top-level codes are (an empty parent or 'Total').
         """
         if isinstance(frame, (list, tuple)):
             df = pd.DataFrame(list(frame), columns=[child, parent])
@@ -161,12 +178,20 @@ class Hierarchy:
         for col in (child, parent):
             if col not in df.columns:
                 raise DataError(f"the hierarchy frame lacks column {col!r}; it has {list(df.columns)}.")
+        total = None if total is None else str(total)
         kids = [str(x) for x in df[child]]
-        parents = [None if _blank(p) or (total is not None and str(p) == str(total)) else str(p) for p in df[parent]]
+        parents = [None if _blank(p) or str(p) == total else str(p) for p in df[parent]]
         if total is not None:
-            keep = [k != str(total) for k in kids]
+            bad = [p for k, p in zip(kids, parents) if k == total and p is not None]
+            if bad:
+                raise DataError(
+                    f"the hierarchy gives the grand total {total!r} the parent {bad[0]!r}; the total is the root "
+                    "(an empty parent), or pass another total code."
+                )
+            keep = [k != total for k in kids]
             kids = [k for k, ok in zip(kids, keep) if ok]
             parents = [p for p, ok in zip(parents, keep) if ok]
+        _check_parents_listed(kids, parents, total)
         return cls._from_tree(kids, parents, level_names)
 
     @classmethod
@@ -191,8 +216,13 @@ class Hierarchy:
         return cls._from_tree(kids, parents, level_names)
 
     @classmethod
-    def read_hrc(cls, path: Any, *, level_names: Sequence[str] | None = None, marker: str = "@") -> "Hierarchy":
+    def read_hrc(
+        cls, path: Any, *, level_names: Sequence[str] | None = None, marker: str = "@", total: str | None = "Total"
+    ) -> "Hierarchy":
         """Read a tau-Argus hierarchy file: one code per line, a leading ``@`` per level of depth.
+
+        A tau-Argus file does not list the grand total; a top-level line ``total`` (default
+        ``'Total'``) with the others below it is accepted and dropped, as in :meth:`from_parent_child`.
 
         Examples
         --------
@@ -211,6 +241,13 @@ class Hierarchy:
             stack = stack[:d]
             parents.append(stack[-1] if stack else None)
             stack.append(code)
+        if total is not None and str(total) in codes:
+            at = codes.index(str(total))
+            if depths[at] != 0:
+                raise DataError(f"{path}: the grand total {total!r} is {depths[at]} level(s) deep; it can only be the top line.")
+            keep = [i for i, c in enumerate(codes) if i != at]
+            codes = [codes[i] for i in keep]
+            parents = [None if parents[i] == str(total) else parents[i] for i in keep]
         return cls._from_tree(codes, parents, level_names)
 
     @classmethod
@@ -450,6 +487,24 @@ class Hierarchy:
     def __repr__(self) -> str:
         lv = ", ".join(f"{k}: {len(v)}" for k, v in self.levels.items())
         return f"Hierarchy({len(self.leaves)} leaves; {lv})"
+
+
+def _check_parents_listed(kids: list[str], parents: list[str | None], total: str | None) -> None:
+    """Where some row is at the top (no parent), every parent must be a listed code: name the first that is not."""
+    if all(p is not None for p in parents):
+        return  # the top level is not listed: parents never listed are the top-level codes
+    listed = set(kids)
+    for kid, par in zip(kids, parents):
+        if par is not None and par not in listed:
+            import difflib
+
+            close = difflib.get_close_matches(par, sorted(listed), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else "."
+            root = "an empty parent" + (f" or {total!r}" if total is not None else "")
+            raise DataError(
+                f"the hierarchy names parent {par!r} (of {kid!r}), which is not one of its codes{hint} Every parent "
+                f"must be listed as a code when the top-level codes are ({root})."
+            )
 
 
 def _blank(x: Any) -> bool:
