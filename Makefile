@@ -20,7 +20,7 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	touch $@
 
 demo: $(VENV)/.installed
-	$(BIN)/cellsafe demo --output demo-output
+	$(BIN)/cellsafe demo --output demo-output --overwrite
 
 # The Spark engine's tests need Java 17: installed here when running as root, else they skip and say why.
 java:

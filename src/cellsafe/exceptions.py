@@ -14,6 +14,7 @@ __all__ = [
     "TableTooLargeError",
     "ConvergenceError",
     "BudgetExceededError",
+    "OutputBusyError",
     "CellsafeWarning",
     "ConvergenceWarning",
 ]
@@ -29,6 +30,10 @@ class InvalidArgumentError(CellsafeError, ValueError):
 
 class DataError(CellsafeError, ValueError):
     """Input data are malformed: unknown variables, negative counts, missing values..."""
+
+
+class OutputBusyError(DataError):
+    """Another run is writing the same output: refused at once, never waited for."""
 
 
 class TableTooLargeError(CellsafeError, MemoryError):

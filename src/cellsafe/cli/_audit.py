@@ -7,11 +7,11 @@ import argparse
 import numpy as np
 
 from ..exceptions import InvalidArgumentError
-from ..io import read_records, write_frame
+from ..io import read_records
 from ..mechanisms import primary_cells
 from ..metrics import audit_suppression
 from ..published import Publication, PublishedTable, magnitude_table
-from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, parse_list, print_json
+from ._common import EXAMPLES_FORMATTER, add_input_options, add_output_options, load_table, outputs_from_args, parse_list, print_json
 from ._publish import hierarchies_from_args
 
 _EXAMPLES = """\
@@ -56,12 +56,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--contributor", metavar="COL", help="contributor id (holdings), as given to cellsafe publish")
     m.add_argument("--rule", action="append", default=[], metavar="RULE",
                    help="primary rule whose protection the sensitive cells need: 'p%%=15', 'nk(1,85)', 'freq<=2' (repeatable)")
-    p.add_argument("--output", metavar="FILE", help="write the intervals (.csv or .parquet)")
+    p.add_argument("--output", metavar="FILE", help="write the intervals (.csv, .parquet or .json) and its manifest")
+    add_output_options(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    # PUBLISHED, INPUT and the hierarchy files are inputs: --output is checked (and locked) before any work
+    with outputs_from_args(args) as outputs:
+        target = outputs.file(args.output) if args.output else None
+        return _audit(args, outputs, target)
+
+
+def _audit(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no-untyped-def]
     names = parse_list(args.variables)
     hierarchies = hierarchies_from_args(args)
     published = read_records(args.published)
@@ -97,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
         sensitive_published = int(np.sum(sensitive & ~np.isnan(released)))
     # a magnitude table's inner sums let cells that need only a positive width skip the linear programs
     audit = audit_suppression(release, required=required, inner=mt.inner_values if args.value else None)
-    if args.output:
-        write_frame(audit.to_frame(), args.output, "parquet" if str(args.output).lower().endswith(".parquet") else "csv")
+    if target is not None:
+        outputs.write_frame(audit.to_frame(), target)
     passed = audit.passed and not sensitive_published
     if args.json:
         print_json({**audit.to_dict(), "n_sensitive_published": sensitive_published, "passed": passed})

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import DataError, InvalidArgumentError
-from ..table import CountTable, count_column_name
+
+if TYPE_CHECKING:  # numpy and the table model are imported by the commands that run, never at start-up
+    from ..table import CountTable
 
 __all__ = [
     "EXAMPLES_FORMATTER",
@@ -29,6 +28,8 @@ __all__ = [
     "synthesizer_from_args",
     "add_output_options",
     "outputs_from_args",
+    "input_paths",
+    "hierarchy_path",
     "resolve_count",
     "note",
     "progress_from_args",
@@ -93,7 +94,7 @@ def add_table_input(p: argparse.ArgumentParser) -> None:
     )
 
 
-def table_from_args(args: argparse.Namespace) -> CountTable:
+def table_from_args(args: argparse.Namespace) -> "CountTable":
     """The table named by the options of :func:`add_table_input`."""
     return load_table(args.input, args.variables, args.count, args.structural_zeros, glob=getattr(args, "glob", False))
 
@@ -146,12 +147,84 @@ def add_output_options(p: argparse.ArgumentParser, *, csv: bool = True) -> None:
         )
 
 
-def outputs_from_args(args: argparse.Namespace, inputs: list[Any], mechanism: Any = None, seed: Any = "unused") -> Any:
-    """The :class:`cellsafe.io.OutputSet` of a run, with its manifest (inputs, mechanism, seed)."""
+# Options naming files a command reads (dest names).  Values may be NAME=FILE (--published) or
+# VAR=FILE[:LEVELS] (--hierarchy); INPUT with --glob is a pattern, read as its matches.
+_INPUT_OPTIONS = (
+    "input", "original", "synthetic", "data", "published", "holdout", "structural_zeros", "hierarchy", "domain",
+    "ptable", "grid", "forced", "hidden", "release", "budget_log",
+)
+
+
+def hierarchy_path(spec: str) -> tuple[str, str, str]:
+    """``VAR=FILE[:LEVEL,...]`` split into (VAR, FILE, LEVELS); a FILE whose name holds ':' is taken whole when it exists."""
+    from pathlib import Path
+
+    var, eq, rest = spec.partition("=")
+    if not eq or not var or not rest:
+        raise InvalidArgumentError(f"--hierarchy takes VAR=FILE (e.g. geo=geo.hrc or geo=geo.hrc:region,district). Got {spec!r}.")
+    if ":" in rest and not Path(rest).exists():
+        path, _, levels = rest.rpartition(":")
+        return var, path, levels
+    return var, rest, ""
+
+
+def _paths_of(dest: str, value: Any, glob: bool) -> list[str]:
+    from pathlib import Path
+
+    if value is None or value is False or value is True:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [p for v in value for p in _paths_of(dest, v, glob)]
+    text = str(value)
+    if dest == "hierarchy":
+        try:
+            return [hierarchy_path(text)[1]]
+        except InvalidArgumentError:
+            return []
+    if dest == "input" and glob:
+        from ..io import glob_files
+
+        return [str(p) for p in glob_files(text)]
+    if "=" in text and not Path(text).exists():  # NAME=FILE
+        return [text.partition("=")[2]]
+    return [text]
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """Every existing file or folder the command's options name as something to read (see ``_INPUT_OPTIONS``).
+
+    These are checked against every output (never written, replaced or removed, even with
+    --overwrite) and recorded with their sha256 in the manifest.
+    """
+    from pathlib import Path
+
+    glob = bool(getattr(args, "glob", False))
+    out: list[str] = []
+    for dest in _INPUT_OPTIONS:
+        for p in _paths_of(dest, getattr(args, dest, None), glob):
+            if p not in out and Path(p).exists():
+                out.append(p)
+    return out
+
+
+def outputs_from_args(
+    args: argparse.Namespace, inputs: "list[Any] | tuple[Any, ...]" = (), mechanism: Any = None, seed: Any = "unused",
+    *, public: bool = False,
+) -> Any:
+    """The :class:`cellsafe.io.OutputSet` of a run, with its manifest (inputs, mechanism, seed).
+
+    The inputs are every file the options name (:func:`input_paths`) and ``inputs``; with
+    ``public``, the manifest beside the outputs is the publishable one and the whole record goes to
+    the custodian's file beside the release (:class:`cellsafe.io.Manifest`).
+    """
     from ..io import Manifest, OutputSet
 
-    manifest = Manifest(args.command, getattr(args, "argv", None) or sys.argv[1:])
-    for path in inputs:
+    every = input_paths(args)
+    for p in inputs:
+        if p is not None and str(p) not in every:
+            every.append(str(p))
+    manifest = Manifest(args.command, getattr(args, "argv", None) or sys.argv[1:], public=public)
+    for path in every:
         manifest.add_input(path)
     if mechanism is not None:
         spec = None
@@ -165,7 +238,7 @@ def outputs_from_args(args: argparse.Namespace, inputs: list[Any], mechanism: An
     if seed != "unused":
         manifest.set_seed(seed)
     return OutputSet(
-        [p for p in inputs if p is not None],
+        every,
         overwrite=getattr(args, "overwrite", False),
         manifest=manifest,
         formulas=getattr(args, "escape_formulas", False),
@@ -186,12 +259,14 @@ def seed_from_args(args: argparse.Namespace) -> Any:
 def load_table(
     path: str, variables: str, count: str | None = None, structural_zeros: str | None = None, *, glob: bool = False,
     what: str = "INPUT",
-) -> CountTable:
+) -> "CountTable":
     """Read INPUT (CSV/Parquet microdata, or a frequency table with ``count``) into a CountTable.
 
     The count column follows one rule (:func:`resolve_count`); a variable named ``count`` is
     reported, since the outputs then call the counts otherwise.
     """
+    from ..table import CountTable, count_column_name
+
     names = parse_list(variables)
     count = resolve_count(path, names, count, what)
     if glob:
@@ -219,20 +294,11 @@ def load_table(
     return table
 
 
-class _Encoder(json.JSONEncoder):
-    def default(self, o: Any) -> Any:
-        if isinstance(o, np.integer):
-            return int(o)
-        if isinstance(o, np.floating):
-            return float(o)
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-        return super().default(o)
-
-
 def print_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, cls=_Encoder, indent=2, allow_nan=True)
-    sys.stdout.write("\n")
+    """Print ``obj`` as standard JSON: numpy numbers as numbers, NaN and infinities as null (never a NaN token)."""
+    from ..io import dumps_strict
+
+    sys.stdout.write(dumps_strict(obj) + "\n")
 
 
 def add_distribution_options(

@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from ._common import EXAMPLES_FORMATTER, add_quiet_option, progress_from_args
+from ._common import EXAMPLES_FORMATTER, add_output_options, add_quiet_option, outputs_from_args, progress_from_args
 
 _EXAMPLES = """\
 examples:
@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
     )
-    p.add_argument("--output", metavar="DIR", default=None, help="also write the synthetic tables there (CSV)")
+    p.add_argument("--output", metavar="DIR", default=None,
+                   help="also write the synthetic tables there (CSV, with manifest.json; a new or empty folder)")
+    add_output_options(p)
     p.add_argument("--sigma", type=float, default=1.0, help="NBI dispersion (default 1)")
     p.add_argument("-m", type=int, default=2, dest="m", help="number of implicates (default 2)")
     add_quiet_option(p, summary=False)
@@ -34,15 +36,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import apriori, metrics
-    from ..datasets import esc_like
-    from ..distributions import NBI
-    from ..io import write_frame
-    from ..io import ensure_writable_dir
     from ..mechanisms.saturated import SaturatedSynthesizer
+    from ..distributions import NBI
 
     synth = SaturatedSynthesizer(NBI(sigma=args.sigma))
-    out_dir = ensure_writable_dir(args.output) if args.output else None
+    with outputs_from_args(args, mechanism=synth, seed=args.seed) as outputs:
+        out_dir = outputs.folder(args.output) if args.output else None  # refused before any work if it would clobber
+        return _run(args, synth, outputs, out_dir)
+
+
+def _run(args: argparse.Namespace, synth, outputs, out_dir) -> int:  # type: ignore[no-untyped-def]
+    from .. import apriori, metrics
+    from ..datasets import esc_like
+
     t0 = time.perf_counter()
     table = esc_like()
     t1 = time.perf_counter()
@@ -65,6 +71,6 @@ def run(args: argparse.Namespace) -> int:
     )
     if out_dir is not None:
         for i, syn in enumerate(tables, start=1):
-            write_frame(syn.to_frame(), Path(out_dir) / f"synthetic_{i}.csv")
-        print(f"wrote {len(tables)} table(s) to {out_dir}")
+            outputs.write_frame(syn.to_frame(), Path(out_dir) / f"synthetic_{i}.csv")
+        print(f"wrote {len(tables)} table(s) and manifest.json to {args.output}")
     return 0

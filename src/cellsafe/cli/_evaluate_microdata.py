@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from .._results import json_ready
-from ._common import EXAMPLES_FORMATTER, add_seed_option, parse_list, print_json, progress_from_args, seed_from_args
+from ._common import (
+    EXAMPLES_FORMATTER,
+    add_output_options,
+    add_seed_option,
+    outputs_from_args,
+    parse_list,
+    print_json,
+    progress_from_args,
+    seed_from_args,
+)
 
 _EXAMPLES = """\
 examples:
@@ -63,7 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sample", type=int, default=1000, metavar="N", help="records sampled for distance measures (default 1000)")
     add_seed_option(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--plot", metavar="DIR", default=None, help="write univariate.png and propensity.png into DIR")
+    p.add_argument("--plot", metavar="DIR", default=None,
+                   help="write univariate.png and propensity.png (and manifest.json) into DIR, a new or empty folder")
+    add_output_options(p, csv=False)
     p.add_argument(
         "--numeric", metavar="COL,COL", default=None,
         help="continuous columns, parsed as numbers; every other column is a category exactly as written",
@@ -106,7 +118,6 @@ def _read(path: str, numeric: list[str] | None, what: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from ..exceptions import InvalidArgumentError
-    from ..metrics.microdata import evaluate_microdata
 
     if (args.keys is None) != (args.target is None):
         raise InvalidArgumentError("--keys and --target go together: give both for disclosure measures, or neither.")
@@ -122,6 +133,15 @@ def run(args: argparse.Namespace) -> int:
     if args.sample < 1:
         raise InvalidArgumentError(f"--sample must be a positive integer. Got {args.sample}.")
     seed = seed_from_args(args)
+    with outputs_from_args(args, seed=seed) as outputs:  # --plot is checked and locked before any work
+        plots = outputs.folder(args.plot, "--plot") if args.plot else None
+        return _evaluate(args, keys, columns, categorical, tables, seed, plots)
+
+
+def _evaluate(args: argparse.Namespace, keys: Any, columns: Any, categorical: Any, tables: list[int], seed: Any,
+              plots: Any) -> int:
+    from ..metrics.microdata import evaluate_microdata
+
     numeric = parse_list(args.numeric, "--numeric") if args.numeric else None
     original = _read(args.original, numeric, "ORIGINAL")
     synthetic = [_read(p, numeric, "SYNTHETIC") for p in args.synthetic]
@@ -161,8 +181,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from ..report import write_microdata_plots
 
-        paths = write_microdata_plots(ev, original, synthetic, args.plot, columns, categorical=categorical)
-        summary["plots"] = [str(p) for p in paths]
+        paths = write_microdata_plots(ev, original, synthetic, plots, columns, categorical=categorical)
+        summary["plots"] = [str(Path(args.plot) / p.name) for p in paths]
     if args.json:
         print_json(summary)
     else:

@@ -101,16 +101,15 @@ def _grid(text: str) -> tuple[int | None, list[dict] | None]:
 def run(args: argparse.Namespace) -> int:
     from ._common import outputs_from_args
 
-    outputs = outputs_from_args(args, [args.input, args.structural_zeros, args.grid])
+    outputs = outputs_from_args(args)  # INPUT (or its --glob matches), --structural-zeros, --grid FILE
     with outputs:  # checked before any work; the files appear with their manifests when the run completes
         out_path = outputs.file(args.output, "--output")
-        plot_path = outputs.file(args.plot, "--plot", formats=()) if args.plot else None
-        return _run(args, out_path, plot_path)
+        plot_path = outputs.file(args.plot, "--plot", formats=("png", "svg")) if args.plot else None
+        return _run(args, outputs, out_path, plot_path)
 
 
-def _run(args: argparse.Namespace, out_path: Path, plot_path: Path | None) -> int:
+def _run(args: argparse.Namespace, outputs, out_path: Path, plot_path: Path | None) -> int:  # type: ignore[no-untyped-def]
     from ..exceptions import InvalidArgumentError
-    from ..io import write_frame
     from ..tuning import frontier
 
     families = parse_list(args.families, "--families")
@@ -121,14 +120,12 @@ def _run(args: argparse.Namespace, out_path: Path, plot_path: Path | None) -> in
         if grid is not None:
             raise InvalidArgumentError("give either --grid FILE or --mechanism SPEC (repeated), not both.")
         grid = [make_mechanism(spec) for spec in args.mechanism]
-    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
-        raise InvalidArgumentError(f"--plot must end in .png or .svg. Got {args.plot!r}.")
     table = table_from_args(args)
     result = frontier(
         table, grid, families=families, n=n or 100, alpha=args.alpha, risk=args.risk, utility=args.utility,
         progress=progress_from_args(args),
     )
-    write_frame(result.points, out_path)
+    outputs.write_frame(result.points, out_path)
     if plot_path is not None:
         from ..report import plot_frontier
 

@@ -4,7 +4,6 @@ count rounding or cell suppression."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from ..exceptions import DataError, InvalidArgumentError
@@ -19,6 +18,7 @@ from ._common import (
     add_input_options,
     add_output_options,
     add_seed_option,
+    hierarchy_path,
     load_table,
     outputs_from_args,
     parse_list,
@@ -123,13 +123,8 @@ def _ptable(args: argparse.Namespace) -> PTable:
 
 def read_hierarchy(spec: str) -> tuple[str, Hierarchy]:
     """``VAR=FILE[:LEVEL,...]``: a variable's hierarchy from a .hrc file or a CSV of code,parent."""
-    var, eq, rest = spec.partition("=")
-    if not eq or not var or not rest:
-        raise InvalidArgumentError(f"--hierarchy takes VAR=FILE (e.g. geo=geo.hrc or geo=geo.hrc:region,district). Got {spec!r}.")
-    path, colon, levels = rest, "", ""
-    if ":" in rest and not Path(rest).exists():
-        path, colon, levels = rest.rpartition(":")
-    names = parse_list(levels, "--hierarchy levels") if colon else None
+    var, path, levels = hierarchy_path(spec)
+    names = parse_list(levels, "--hierarchy levels") if levels else None
     if path.lower().endswith(".hrc"):
         h = Hierarchy.read_hrc(path, level_names=names)
     else:
@@ -167,8 +162,7 @@ def publication_from_args(args: argparse.Namespace, table: CountTable, hierarchi
 def run(args: argparse.Namespace) -> int:
     names = parse_list(args.variables)
     rng = seed_from_args(args)
-    inputs = [args.input, args.ptable, *[h.partition("=")[2] for h in args.hierarchy]]
-    outputs = outputs_from_args(args, inputs, seed=rng if args.method == "ckm" and not args.record_key or args.method == "scr" else "unused")
+    outputs = outputs_from_args(args, seed=rng if args.method == "ckm" and not args.record_key or args.method == "scr" else "unused")
     with outputs:
         target = outputs.file(args.output)  # refused before any work: an input, an existing file, an unknown format
         if not args.count:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -96,18 +95,12 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     html_path = Path(args.output)
     json_path = html_path.with_suffix(".json")
-    inputs = [args.input, args.structural_zeros, args.budget_log, *published.values(),
-              *[h.partition("=")[2].rsplit(":", 1)[0] for h in args.hierarchy]]
-    with outputs_from_args(args, inputs) as out:
-        tmp_html = out.file(html_path, "--output", formats=())
+    # every file the options name is an input (INPUT, --release folders, --published, --hierarchy, --budget-log)
+    with outputs_from_args(args) as out:
+        tmp_html = out.file(html_path, "--output", formats=("html",))
         tmp_json = out.file(json_path, "--output (its JSON)", formats=("json",))
         table = table_from_args(args)
-        releases = [load_release(d, table) for d in args.release]
-        for rel in releases:  # the manifests read are part of this run's inputs
-            for name in ("manifest.json",):
-                out.manifest.add_input(Path(rel.files[0]).parent / name)
-            for f in rel.files:
-                out.manifest.add_input(f)
+        releases = [load_release(d, table) for d in args.release]  # their files are inputs, with their sha256
         records = None
         if any(r.kind == "microdata" for r in releases):
             from ..io import read_frame
@@ -137,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             rng=args.seed,
         )
         report.to_html(tmp_html)
-        tmp_json.write_text(json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n")
+        out.write_json(report.to_dict(), tmp_json)
         out.manifest.extra["report"] = {"sections": [s for s in report.to_dict()["sections"]],
                                         "mechanisms": [m["spec"] for m in report.sections["mechanisms"]]}
     if not args.quiet:

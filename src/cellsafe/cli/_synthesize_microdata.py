@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import hashlib
-import json
+import re
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from ..exceptions import DataError, InvalidArgumentError
-from ._common import EXAMPLES_FORMATTER, add_seed_option, parse_list, progress_from_args, seed_from_args
+from ._common import (
+    EXAMPLES_FORMATTER,
+    add_output_options,
+    add_seed_option,
+    outputs_from_args,
+    parse_list,
+    progress_from_args,
+    seed_from_args,
+)
 
 _EXAMPLES = """\
 examples:
@@ -68,6 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="DIR|FILE", help="folder, or FILE.csv / FILE.parquet as a name template")
     p.add_argument("--format", choices=("csv", "parquet"), default=None, help="file format in an output folder (default csv)")
+    add_output_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.set_defaults(func=run)
 
@@ -108,14 +114,6 @@ def _outputs(args: argparse.Namespace) -> tuple[Path, str, str, Path]:
     return out, "synthetic", args.format or "csv", out / "manifest.json"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _command_line(args: argparse.Namespace) -> str:
     words = ["cellsafe", "synthesize-microdata", args.data]
     for flag, value in (
@@ -142,10 +140,6 @@ def _command_line(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import __version__
-    from ..io import atomic_path, ensure_writable_dir, read_records, write_frame
-    from ..synthesis import SequentialSynthesizer
-
     # everything that can be checked before reading the data
     if args.m < 1:
         raise InvalidArgumentError(f"-m must be a positive integer. Got {args.m}.")
@@ -162,8 +156,43 @@ def run(args: argparse.Namespace) -> int:
     data = Path(args.data)
     if not data.is_file():
         raise DataError(f"input file {args.data!r} does not exist (or is not a file).")
-    progress = progress_from_args(args)
+    # the outputs are checked (never DATA, never over an earlier set without --overwrite) and locked before any work
+    with outputs_from_args(args) as out:
+        written = _register(args, out, folder, stem, fmt, manifest_path)
+        return _synthesize(args, out, written, seed, methods, keep, visit, numeric, categorical, data)
 
+
+def _register(args: argparse.Namespace, out: Any, folder: Path, stem: str, fmt: str, manifest_path: Path) -> tuple[list[Path], Path]:
+    """The temporary paths of the implicates and of the manifest.
+
+    In a folder, the folder is the output (replaced whole with --overwrite).  With a name template,
+    each FILE_i and FILE_manifest.json is an output, and implicates FILE_k of an earlier, larger set
+    are removed with --overwrite (refused without it): no file beside the manifest is left unlisted.
+    """
+    out.manifest = None  # this command writes its own manifest (methods, predictors, visit sequence)
+    if not _is_template(args):
+        tmp = out.folder(folder)
+        return [tmp / f"{stem}_{i}.{fmt}" for i in range(1, args.m + 1)], tmp / "manifest.json"
+    paths = [out.file(folder / f"{stem}_{i}.{fmt}", formats=(fmt,)) for i in range(1, args.m + 1)]
+    earlier = re.compile(re.escape(stem) + r"_(\d+)\." + re.escape(fmt) + "$")
+    for old in sorted(folder.glob(f"{stem}_*.{fmt}")) if folder.is_dir() else []:
+        match = earlier.match(old.name)
+        if match and int(match.group(1)) > args.m:
+            out.remove(old)
+    return paths, out.file(manifest_path, formats=("json",))
+
+
+def _is_template(args: argparse.Namespace) -> bool:
+    return Path(args.output).suffix.lower() in _TEMPLATE_SUFFIXES
+
+
+def _synthesize(args: argparse.Namespace, out: Any, written: tuple[list[Path], Path], seed: Any, methods: Any,
+                keep: list[str], visit: Any, numeric: Any, categorical: Any, data: Path) -> int:
+    from .. import __version__
+    from ..io import read_records, sha256_file
+    from ..synthesis import SequentialSynthesizer
+
+    progress = progress_from_args(args)
     t0 = time.perf_counter()
     frame = read_records(data)
     if isinstance(methods, dict) and None in methods:
@@ -175,37 +204,35 @@ def run(args: argparse.Namespace) -> int:
     synth.fit(frame, numeric=numeric, categorical=categorical, progress=progress)
     implicates = synth.sample(n=args.n, m=args.m, rng=seed, progress=progress)
 
-    # nothing is written before the synthesis succeeded; files appear only when all are complete
-    ensure_writable_dir(folder)
-    targets = [folder / f"{stem}_{i}.{fmt}" for i in range(1, len(implicates) + 1)]
+    # written into the temporary places; the files appear only when all are complete
+    paths, manifest_tmp = written
     outputs = []
-    with contextlib.ExitStack() as stack:
-        for frame, target in zip(implicates, targets):
-            tmp = stack.enter_context(atomic_path(target))
-            write_frame(frame, tmp, fmt)
-            outputs.append({"file": target.name, "records": len(frame), "sha256": _sha256(tmp)})
-        manifest = {
-            "cellsafe_version": __version__,
-            "command": _command_line(args),
-            "input": {"file": str(data), "sha256": _sha256(data), "records": synth.n_records_},
-            "visit_sequence": synth.visit_sequence_,
-            "methods": synth.methods_,
-            "predictors": synth.predictors_,
-            "columns": {name: synth.columns_[name].kind for name in synth.visit_sequence_},
-            "kept": keep,
-            "min_leaf": args.min_leaf,
-            "smoothing": args.smoothing,
-            "bounded": not args.unbounded,
-            "seed": seed,
-            "m": args.m,
-            "outputs": outputs,
-        }
-        tmp_manifest = stack.enter_context(atomic_path(manifest_path))
-        tmp_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
+    for frame, tmp in zip(implicates, paths):
+        out.write_frame(frame, tmp)
+        outputs.append({"file": tmp.name, "records": len(frame), "sha256": sha256_file(tmp)})
+    manifest = {
+        "cellsafe_version": __version__,
+        "command": _command_line(args),
+        "input": {"file": str(data), "sha256": sha256_file(data), "records": synth.n_records_},
+        "visit_sequence": synth.visit_sequence_,
+        "methods": synth.methods_,
+        "predictors": synth.predictors_,
+        "columns": {name: synth.columns_[name].kind for name in synth.visit_sequence_},
+        "kept": keep,
+        "min_leaf": args.min_leaf,
+        "smoothing": args.smoothing,
+        "bounded": not args.unbounded,
+        "seed": seed,
+        "m": args.m,
+        "outputs": outputs,
+    }
+    out.write_json(manifest, manifest_tmp)
+    out.commit()
     if not args.quiet:
         methods_used = ", ".join(f"{k}={v}" for k, v in synth.methods_.items())
+        where = Path(args.output).parent if _is_template(args) else Path(args.output)
         print(
             f"synthesized {args.m} implicate(s) of {len(implicates[0]):,} records ({methods_used}); "
-            f"wrote {len(targets)} file(s) and {manifest_path.name} to {folder} in {time.perf_counter() - t0:.2f} s"
+            f"wrote {len(paths)} file(s) and {manifest_tmp.name} to {where} in {time.perf_counter() - t0:.2f} s"
         )
     return 0

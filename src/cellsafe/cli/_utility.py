@@ -65,14 +65,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    outputs = outputs_from_args(args, [args.original, *args.synthetic])
+    outputs = outputs_from_args(args)  # ORIGINAL and every SYNTHETIC file are inputs
     with outputs:  # the files appear, with their manifests, only when the run completes
         out_path = outputs.file(args.output, "--output") if args.output else None
-        plot_path = outputs.file(args.plot, "--plot", formats=()) if args.plot else None
-        return _run(args, out_path, plot_path)
+        plot_path = outputs.file(args.plot, "--plot", formats=("png", "pdf", "svg")) if args.plot else None
+        return _run(args, outputs, out_path, plot_path)
 
 
-def _run(args: argparse.Namespace, out_path: Any, plot_path: Any) -> int:
+def _run(args: argparse.Namespace, outputs: Any, out_path: Any, plot_path: Any) -> int:
     from ..formula import parse_formula
     from ..metrics.specific import specific_utility
     from ..table import CountTable
@@ -97,9 +97,7 @@ def _run(args: argparse.Namespace, out_path: Any, plot_path: Any) -> int:
     notes = sorted({str(w.message) for w in caught})
     frame = res.to_frame()
     if out_path is not None:
-        from ..io import write_frame
-
-        write_frame(frame.reset_index(), out_path)
+        outputs.write_frame(frame.reset_index(), out_path)
     if plot_path is not None:
         from ..report import plot_overlap
 

@@ -27,6 +27,7 @@ from ..exceptions import DataError
 
 __all__ = [
     "aggregate_file",
+    "glob_files",
     "read_frame",
     "read_records",
     "source_sql",
@@ -91,19 +92,17 @@ def source_sql(
     p = Path(path)
     name = p.name.lower()
     if glob:
-        import glob as _glob
-
-        if not _glob.glob(str(p)):
-            raise DataError(f"no file matches the pattern {str(p)!r}.")
-        where = str(p)
+        # the matches as a shell finds them (no hidden names: a run's temporary files never match), as a list
+        files = glob_files(p)
+        where_sql = "[" + ", ".join(_quote_str(_literal(f)) for f in files) + "]"
     else:
         if not p.exists():
             raise DataError(f"input file {str(p)!r} does not exist.")
         if p.is_dir():
             raise DataError(f"input {str(p)!r} is a folder; give a CSV or Parquet file.")
-        where = _literal(p)
+        where_sql = _quote_str(_literal(p))
     if name.endswith(_PARQUET):
-        return f"read_parquet({_quote_str(where)})"
+        return f"read_parquet({where_sql})"
     if name.endswith(_CSV):
         options = ["header = true"]
         if text:
@@ -112,10 +111,35 @@ def source_sql(
                 options.append(
                     "types = {" + ", ".join(f"{_quote_str(k)}: {_quote_str(v)}" for k, v in types.items()) + "}"
                 )
-        return f"read_csv({_quote_str(where)}, {', '.join(options)})"
+        return f"read_csv({where_sql}, {', '.join(options)})"
     raise DataError(
         f"cannot tell the format of {str(p)!r} from its name; use a .csv, .csv.gz, .tsv or .parquet file."
     )
+
+
+def glob_files(pattern: "str | os.PathLike[str]") -> list[Path]:
+    """The files a pattern (``*``, ``?``, ``[...]``, ``**``) matches, sorted, as a shell would match them.
+
+    Hidden names (starting with '.') are matched only by a pattern part that starts with '.', so
+    ``kd/*.csv`` never reads a run's temporary files (``kd/.records.csv.partial/...``); folders are
+    not matched.  No match is an error.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("a.csv", "b.csv", ".a.csv.partial-1.csv"):
+    ...     _ = (d / name).write_text("x\\n1\\n")
+    >>> [p.name for p in glob_files(d / "*.csv")]
+    ['a.csv', 'b.csv']
+    """
+    import glob as _glob
+
+    text = str(pattern)
+    files = sorted(Path(f) for f in _glob.glob(text, recursive=True) if Path(f).is_file())
+    if not files:
+        raise DataError(f"no file matches the pattern {text!r}.")
+    return files
 
 
 def duckdb_error(exc: BaseException, path: Any, doing: str = "read") -> DataError:

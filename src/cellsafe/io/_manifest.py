@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Manifest", "sha256_file", "find_manifest", "MANIFEST_NAME", "manifest_path_for"]
+__all__ = ["Manifest", "sha256_file", "find_manifest", "MANIFEST_NAME", "manifest_path_for", "custodian_path_for"]
 
 MANIFEST_NAME = "manifest.json"
 """The manifest's name inside an output folder."""
@@ -54,6 +54,12 @@ def manifest_path_for(output: "str | os.PathLike[str]") -> Path:
     """Where the manifest of a single output file goes: ``<output>.manifest.json``."""
     p = Path(output)
     return p.with_name(p.name + ".manifest.json")
+
+
+def custodian_path_for(output: "str | os.PathLike[str]") -> Path:
+    """Where the custodian's whole record of a public release goes: ``<output>.custodian.json``, beside it."""
+    p = Path(os.path.abspath(output))
+    return p.with_name(p.name + ".custodian.json")
 
 
 def _now() -> str:
@@ -88,6 +94,10 @@ class Manifest:
         The sub-command (``synthesize``, ``publish``...).
     argv : sequence of str
         The command line as given.
+    public : bool, default False
+        The manifest goes into a release that may be published whole (a DP release): what is
+        written beside the outputs is :meth:`public_dict` (no input paths or hashes, no command
+        line, no seed), and the whole record goes to the custodian (:meth:`write_custodian`).
 
     Examples
     --------
@@ -97,7 +107,7 @@ class Manifest:
     42
     """
 
-    def __init__(self, command: str, argv: Sequence[str]) -> None:
+    def __init__(self, command: str, argv: Sequence[str], *, public: bool = False) -> None:
         from .. import __version__
 
         self.run_id = uuid.uuid4().hex
@@ -110,14 +120,19 @@ class Manifest:
         self.seed: Any = "not used"
         self.notes: list[str] = []
         self.extra: dict[str, Any] = {}
+        self.public = bool(public)
+        self.public_extra: dict[str, Any] = {}
 
     def add_input(self, path: "str | os.PathLike[str] | None") -> None:
-        """Record an input file and its sha256 (folders and missing paths are skipped)."""
+        """Record an input file and its sha256; a folder's files one by one (missing paths are skipped)."""
         if path is None:
             return
         p = Path(path)
         if p.is_file():
             self.inputs[str(p)] = sha256_file(p)
+        elif p.is_dir():
+            for f in sorted(q for q in p.rglob("*") if q.is_file() and not _hidden(q.relative_to(p))):
+                self.inputs[str(f)] = sha256_file(f)
 
     def set_mechanism(self, mechanism: Any, spec: str | None = None) -> None:
         """Record every parameter of ``mechanism`` (``get_params()``) and its spec when it has one.
@@ -160,11 +175,43 @@ class Manifest:
             out["notes"] = list(self.notes)
         return out
 
+    def public_dict(self, outputs: "dict[str, str]") -> dict[str, Any]:
+        """What a public release may carry: version, command, mechanism, ``public_extra``, outputs with sha256.
+
+        Nothing derived from the confidential inputs beyond the release itself: no input paths or
+        hashes (a hash of the records lets anyone who knows all but one record test candidates
+        for the last), no command line, no seed, no times.
+        """
+        out: dict[str, Any] = {
+            "cellsafe_version": self.version,
+            "command": self.command,
+            "mechanism": self.mechanism,
+            "outputs": [{"file": k, "sha256": v} for k, v in outputs.items()],
+            "custodian_record": "kept by the data custodian, not published (inputs, command line, seed, times)",
+        }
+        if self.public_extra:
+            out["details"] = _plain(self.public_extra)
+        return out
+
     def write(self, path: "str | os.PathLike[str]", outputs: "dict[str, str]") -> Path:
-        """Write the manifest as JSON to ``path`` (the caller makes it atomic)."""
+        """Write the manifest as standard JSON to ``path`` (the caller makes it atomic); the public part if public."""
         p = Path(path)
-        p.write_text(json.dumps(self.to_dict(outputs), indent=2) + "\n")
+        data = self.public_dict(outputs) if self.public else self.to_dict(outputs)
+        p.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
         return p
+
+    def write_custodian(self, path: "str | os.PathLike[str]", outputs: "dict[str, str]") -> Path:
+        """Write the whole record (:meth:`to_dict`, with ``public_extra``) for the custodian."""
+        p = Path(path)
+        data = self.to_dict(outputs)
+        if self.public_extra:
+            data.setdefault("details", {}).update(_plain(self.public_extra))
+        p.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
+        return p
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
 
 
 def find_manifest(path: "str | os.PathLike[str]") -> tuple[Path, dict[str, Any]] | None:

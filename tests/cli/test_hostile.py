@@ -1,0 +1,305 @@
+"""The command line as a careless or hostile user meets it (issue 26's audit): one row per case.
+
+Each row: a command line ({d} is the case's folder), the exit status, a fragment of what it prints
+(standard output or error), files that must exist afterwards, files that must not, and files the
+run may change.  Every other file present before the run must keep its bytes (inputs are never
+written or removed), no temporary file may be left, and an error is one line without a traceback.
+The inputs are small files written fresh for each case by :func:`_files`.
+
+Below the table: two writers of one output at once, and a run killed with SIGKILL then run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cellsafe.cli.main import main
+
+PEOPLE = "sex,age,answer\n" + "".join(
+    f"{s},{a},{y}\n" for s, a, y in [("F", "10", "yes"), ("M", "2", "no"), ("F", "2", "yes"), ("M", "10", "no"),
+                                     ("F", "10", "no"), ("M", "30", "yes"), ("F", "30", "yes"), ("M", "2", "yes")] * 4
+)
+FREQ = "sex,age,count\nF,10,5\nM,2,3\nF,2,1\nM,10,4\nF,30,2\nM,30,7\n"
+# a geography: 2 regions, 4 districts, and records on the districts
+GEO_HRC = "N\n@N1\n@N2\nS\n@S1\n@S2\n"
+GEO_CSV = "code,parent\nN,\nS,\nN1,N\nN2,N\nS1,S\nS2,S\n"
+GEO_PEOPLE = "geo,sex\n" + "".join(f"{g},{s}\n" for g, s in [("N1", "F"), ("N1", "M"), ("N2", "F"), ("S1", "M"),
+                                                              ("S1", "F"), ("S2", "M"), ("N1", "F"), ("S2", "F")] * 3)
+
+
+def _files(d: Path) -> None:
+    w = lambda name, text: (d / name).write_text(text)  # noqa: E731
+    w("people.csv", PEOPLE)
+    w("freq.csv", FREQ)
+    w("dom.json", '{"sex": ["F", "M"], "age": ["2", "10", "30"]}')
+    w("geo.hrc", GEO_HRC)
+    w("geo.csv", GEO_CSV)
+    w("geopeople.csv", GEO_PEOPLE)
+    (d / "parts").mkdir()
+    (d / "parts" / "a.csv").write_text(FREQ)
+    (d / "parts" / "b.csv").write_text(FREQ.replace("5", "6"))
+    (d / "dp").mkdir()  # a release folder, where a careless user also keeps the budget log
+    (d / "plots").mkdir()
+    (d / "plots" / "univariate.png").write_bytes(b"an earlier figure")
+    (d / "demo").mkdir()
+    (d / "demo" / "synthetic_1.csv").write_text("an earlier demo table\n")
+    (d / "exists.csv").write_text("x\n1\n")
+    (d / "syn").mkdir()
+    for i in (1, 2, 3):
+        (d / "syn" / f"s_{i}.csv").write_text(PEOPLE)  # an earlier, larger set made with --output syn/s.csv
+    (d / "syn" / "s_manifest.json").write_text('{"outputs": []}')
+
+
+SUP = "publish {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --method suppress --rule freq<=2 --quiet"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    argv: str
+    rc: int | None
+    fragment: str
+    exist: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+    changed: tuple[str, ...] = field(default=())  # files the run may change (its own outputs)
+    setup: str | None = None  # a command run first (its outputs are then the case's inputs)
+
+
+CASES = [
+    # --- inputs are never written or removed (26 item 2) -------------------------------------------------------
+    Case("overwrite-glob-matches", "synthesize {d}/parts/*.csv --glob --variables sex,age --count count --distribution poisson --seed 1 --overwrite --quiet --output {d}/parts",
+         2, "holds the input", exist=("parts/a.csv", "parts/b.csv")),
+    Case("glob-match-is-output", "expand {d}/parts/*.csv --glob --variables sex,age --count count --seed 1 --overwrite --output {d}/parts/a.csv",
+         2, "is the input", exist=("parts/a.csv",)),
+    Case("hierarchy-with-levels-is-input", SUP.replace("--rule", "--overwrite --rule") + " --output {d}/geo.hrc",
+         2, "must end in", exist=("geo.hrc",)),
+    Case("hierarchy-csv-with-levels-is-input", SUP.replace("geo.hrc", "geo.csv") + " --overwrite --output {d}/geo.csv",
+         2, "is the input"),
+    Case("hierarchy-in-manifest", SUP + " --output {d}/p.csv", 0, "", exist=("p.csv", "p.csv.manifest.json")),
+    Case("audit-output-over-microdata", "audit {d}/p.csv {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --overwrite --output {d}/geopeople.csv",
+         2, "is the input", setup=SUP + " --output {d}/p.csv", changed=("p.csv", "p.csv.manifest.json")),
+    Case("audit-output-over-published", "audit {d}/p.csv {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --overwrite --output {d}/p.csv",
+         2, "is the input", setup=SUP + " --output {d}/p.csv", changed=("p.csv", "p.csv.manifest.json")),
+    Case("audit-output-exists", "audit {d}/p.csv {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --output {d}/exists.csv",
+         2, "exists; choose a new name or add --overwrite", setup=SUP + " --output {d}/p.csv", changed=("p.csv", "p.csv.manifest.json")),
+    Case("audit-output-xlsx", "audit {d}/p.csv {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --output {d}/a.xlsx",
+         2, "must end in .csv, .parquet or .json", absent=("a.xlsx",), setup=SUP + " --output {d}/p.csv", changed=("p.csv", "p.csv.manifest.json")),
+    Case("audit-output-parquet", "audit {d}/p.csv {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --output {d}/a.parquet",
+         None, "", exist=("a.parquet", "a.parquet.manifest.json"), setup=SUP + " --output {d}/p.csv", changed=("p.csv", "p.csv.manifest.json")),
+    Case("synthesize-microdata-over-own-input", "synthesize-microdata {d}/syn/s_1.csv --method sample --seed 1 --quiet --overwrite --output {d}/syn/s.csv",
+         2, "is the input", exist=("syn/s_1.csv",)),
+    Case("synthesize-microdata-into-input-folder", "synthesize-microdata {d}/syn/s_1.csv --method sample --seed 1 --quiet --overwrite --output {d}/syn",
+         2, "holds the input"),
+    Case("synthesize-microdata-stale-refused", "synthesize-microdata {d}/people.csv --method sample -m 2 --seed 1 --quiet --output {d}/syn/s.csv",
+         2, "exists; choose a new name or add --overwrite"),
+    Case("synthesize-microdata-stale-removed", "synthesize-microdata {d}/people.csv --method sample -m 2 --seed 1 --quiet --overwrite --output {d}/syn/s.csv",
+         0, "", exist=("syn/s_1.csv", "syn/s_2.csv", "syn/s_manifest.json"), absent=("syn/s_3.csv",),
+         changed=("syn/s_1.csv", "syn/s_2.csv", "syn/s_3.csv", "syn/s_manifest.json")),
+    Case("synthesize-microdata-existing-folder", "synthesize-microdata {d}/people.csv --method sample --seed 1 --quiet --output {d}/demo",
+         2, "not empty"),
+    Case("demo-existing-refused", "demo --output {d}/demo --quiet -m 1", 2, "not empty", exist=("demo/synthetic_1.csv",)),
+    Case("evaluate-microdata-plot-existing", "evaluate-microdata {d}/people.csv {d}/people.csv --tables 1 --plot {d}/plots",
+         2, "not empty"),
+    Case("dp-overwrite-folder-with-budget-log", "dp-synthesize {d}/freq.csv --variables sex,age --count count --domain {d}/dom.json --mechanism multinomial-dirichlet --epsilon 1 --budget-log {d}/dp/budget.json --overwrite --output {d}/dp",
+         2, "holds the input", exist=("dp/budget.json",), setup="budget {d}/dp/budget.json --create --epsilon 5"),
+    Case("report-output-inside-release", "report {d}/freq.csv --variables sex,age --count count --release {d}/rel --no-hellinger --no-frontier --output {d}/rel/report.html",
+         2, "inside the input folder", absent=("rel/report.html",),
+         setup="synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/rel"),
+    # --- formats by extension -----------------------------------------------------------------------------------
+    Case("frontier-plot-gif", "frontier {d}/freq.csv --variables sex,age --count count --families nbi --grid 3 --output {d}/f.csv --plot {d}/f.gif",
+         2, "must end in .png or .svg", absent=("f.csv",)),
+    Case("report-output-pdf", "report {d}/freq.csv --variables sex,age --count count --mechanism nbi:sigma=1 --output {d}/r.pdf",
+         2, "must be an .html file"),
+    Case("utility-plot-gif", "utility {d}/people.csv {d}/freq.csv --variables sex,age --model sex+age --plot {d}/u.gif",
+         2, "must end in .png, .pdf or .svg"),
+    # --- strict JSON ---------------------------------------------------------------------------------------------
+    Case("evaluate-json-no-nan", "evaluate {d}/people.csv {d}/freq.csv --variables sex,age --k 0,1 --json", 0, "null"),
+]
+
+
+def _digests(d: Path) -> dict[str, str]:
+    return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def _run(argv: str, d: Path, capsys) -> tuple[int, str]:
+    import shlex
+
+    rc = main(shlex.split(argv.format(d=d)))
+    out = capsys.readouterr()
+    return rc, out.out + out.err
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_case(tmp_path, capsys, case):
+    _files(tmp_path)
+    if case.setup:
+        assert _run(case.setup, tmp_path, capsys)[0] == 0
+    before = _digests(tmp_path)
+    code, text = _run(case.argv, tmp_path, capsys)
+    if case.rc is not None:
+        assert code == case.rc, text
+    else:  # a result, or a one-line error
+        assert code in (0, 1, 2), text
+    assert case.fragment in text, text
+    assert "Traceback" not in text
+    if code == 2:
+        errors = [line for line in text.splitlines() if "error:" in line]
+        assert len(errors) == 1 and case.fragment in errors[0], text  # one line says what and how to fix
+    for f in case.exist:
+        assert (tmp_path / f).exists(), f
+    for f in case.absent:
+        assert not (tmp_path / f).exists(), f
+    after = _digests(tmp_path)
+    for name, digest in before.items():
+        if name not in case.changed:
+            assert after.get(name) == digest, f"{name} was changed or removed"
+    hidden = [p for p in tmp_path.rglob(".*")]
+    assert not hidden, f"temporary files left: {hidden}"
+
+
+def test_hierarchy_file_with_levels_is_in_the_manifest(tmp_path, capsys):
+    _files(tmp_path)
+    assert _run(SUP + " --output {d}/p.csv", tmp_path, capsys)[0] == 0
+    inputs = {Path(i["path"]).name: i["sha256"] for i in json.loads((tmp_path / "p.csv.manifest.json").read_text())["inputs"]}
+    assert inputs["geo.hrc"] == hashlib.sha256((tmp_path / "geo.hrc").read_bytes()).hexdigest()
+    assert "geopeople.csv" in inputs
+
+
+def test_glob_matches_are_in_the_manifest(tmp_path, capsys):
+    _files(tmp_path)
+    assert _run("synthesize {d}/parts/*.csv --glob --variables sex,age --count count --distribution poisson --seed 1 "
+                "--quiet --output {d}/o", tmp_path, capsys)[0] == 0
+    paths = sorted(Path(i["path"]).name for i in json.loads((tmp_path / "o" / "manifest.json").read_text())["inputs"])
+    assert paths == ["a.csv", "b.csv"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Two writers at once, and a killed run.  The first writer runs in a child process and is held just before it
+# renames its outputs into place (a wrapper in the child, not in cellsafe), so the second meets it mid-run.
+
+_HELD_WRITER = textwrap.dedent("""
+    import sys, time, pathlib
+    from cellsafe.io import OutputSet
+    from cellsafe.cli.main import main
+    go = pathlib.Path(sys.argv[1])
+    commit = OutputSet.commit
+    def held(self):
+        pathlib.Path(str(go) + ".waiting").write_text("")
+        while not go.exists():
+            time.sleep(0.01)
+        return commit(self)
+    OutputSet.commit = held
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
+def _start_held(tmp_path: Path, argv: list[str], go: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", _HELD_WRITER, str(go), *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    waiting = Path(str(go) + ".waiting")
+    deadline = time.monotonic() + 120
+    while not waiting.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the first writer never reached its commit"
+        time.sleep(0.02)
+    return proc
+
+
+def _cellsafe(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cellsafe.cli.main", *argv], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("output", ["o", "o.csv"])
+def test_two_writers_of_one_output(tmp_path, output):
+    """The second writer of an output refuses at once (exit 2, one line) while the first runs; the first succeeds."""
+    _files(tmp_path)
+    target = tmp_path / output
+    if output == "o":
+        argv = ["synthesize", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count",
+                "--distribution", "poisson", "--quiet", "--overwrite", "--output", str(target)]
+    else:
+        argv = ["expand", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count", "--quiet",
+                "--overwrite", "--output", str(target)]
+    go = tmp_path / "go"
+    first = _start_held(tmp_path, [*argv, "--seed", "1"], go)
+    try:
+        second = _cellsafe([*argv, "--seed", "2"])
+    finally:
+        go.write_text("")
+        out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    assert second.returncode == 2, second.stderr
+    [line] = second.stderr.strip().splitlines()
+    assert "is being written by another cellsafe run (pid" in line and "wait for it to finish" in line, line
+    manifest = target / "manifest.json" if output == "o" else Path(str(target) + ".manifest.json")
+    assert json.loads(manifest.read_text())["seed"] == 1  # the first run's release, untouched by the second
+    assert not list(tmp_path.rglob(".*"))
+
+
+def test_many_writers_of_one_output_exactly_one_succeeds(tmp_path):
+    _files(tmp_path)
+    argv = ["synthesize", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count",
+            "--distribution", "poisson", "--quiet", "--overwrite", "--seed", "1", "--output", str(tmp_path / "o")]
+    go = tmp_path / "go"
+    first = _start_held(tmp_path, argv, go)
+    others = [subprocess.Popen([sys.executable, "-m", "cellsafe.cli.main", *argv], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(5)]
+    try:
+        results = [(p.wait(timeout=300), p.stderr.read()) for p in others]
+    finally:
+        go.write_text("")
+        first.communicate(timeout=300)
+    assert first.returncode == 0
+    assert [rc for rc, _ in results] == [2] * 5, results
+    assert all("being written by another cellsafe run" in err for _, err in results)
+
+
+def test_killed_run_leaves_nothing_a_glob_reads_and_the_rerun_clears_it(tmp_path, capsys):
+    """kill -9 mid-write: the partial file is hidden in the work folder; a glob over the folder reads only the real
+    files; the next run into the same output removes what the killed run left."""
+    _files(tmp_path)
+    kd = tmp_path / "kd"
+    kd.mkdir()
+    (kd / "real.csv").write_text("sex,age\nF,2\nM,10\nF,30\n")  # 3 real records
+    argv = ["expand", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count", "--seed", "1",
+            "--quiet", "--output", str(kd / "records.csv")]
+    go = tmp_path / "go"
+    killed = _start_held(tmp_path, argv, go)  # its 22 records are written, not yet renamed into place
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(timeout=60)
+    left = [p for p in kd.rglob("*") if p.is_file() and p.name != "real.csv"]
+    assert left and all(any(part.startswith(".") for part in p.relative_to(kd).parts) for p in left), left
+    assert sum(len(pd.read_csv(p)) for p in left if p.suffix == ".csv") == 22  # the partial records exist...
+    for pattern in ("kd/*.csv", "kd/**/*.csv", "kd/[a-z]*.csv"):  # ...and no pattern of the user's reads them
+        assert main(["describe", str(tmp_path / pattern), "--glob", "--variables", "sex,age", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["total"] == 3, pattern
+    assert main(argv) == 0  # the rerun into the same output
+    assert sorted(p.name for p in kd.iterdir()) == ["real.csv", "records.csv", "records.csv.manifest.json"]
+    assert not [p for p in tmp_path.rglob(".*")]
+    assert len(pd.read_csv(kd / "records.csv")) == 22
+
+
+def test_killed_folder_run_is_cleared_by_the_next_run(tmp_path, capsys):
+    _files(tmp_path)
+    argv = ["synthesize", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count", "--distribution",
+            "poisson", "--seed", "1", "-m", "3", "--quiet", "--output", str(tmp_path / "o")]
+    killed = _start_held(tmp_path, argv, tmp_path / "go")
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=60)
+    assert (tmp_path / ".o.partial").is_dir() and not (tmp_path / "o").exists()
+    assert main(argv) == 0
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["manifest.json", "synthetic_1.csv", "synthetic_2.csv",
+                                                                  "synthetic_3.csv"]
+    assert not [p for p in tmp_path.rglob(".*")]
