@@ -50,3 +50,25 @@ def run_process(argv: list[str], repeat: int = 1) -> tuple[float, float, str]:
             raise RuntimeError(f"{argv[0]} failed: {r.stderr[-2000:]}")
         best, peak, err = min(best, float(dt)), max(peak, int(rss_kb) / 1024), r.stderr
     return best, peak, err
+
+
+_USAGE_WRAPPER = (
+    "import resource, subprocess, sys, time\n"
+    "t0 = time.perf_counter()\n"
+    "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
+    "dt = time.perf_counter() - t0\n"
+    "sys.stderr.write(r.stderr)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(dt, u.ru_utime + u.ru_stime, u.ru_maxrss, r.returncode)\n"
+)
+
+
+def run_usage(argv: list[str]) -> dict:
+    """One whole process: wall seconds, CPU seconds (user + system of it and its children), peak resident MB, stderr
+    and return code.  Bound a run by putting ``timeout SECONDS`` in front of ``argv`` (it then ends with code 124)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _USAGE_WRAPPER, *map(str, argv)], capture_output=True, text=True)
+    dt, cpu, rss_kb, code = r.stdout.split()
+    return {"wall": float(dt), "cpu": float(cpu), "peak_mb": int(rss_kb) / 1024, "stderr": r.stderr, "returncode": int(code)}
