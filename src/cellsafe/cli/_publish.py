@@ -101,6 +101,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--forced", metavar="FILE", help="CSV/Parquet of cells always published: one column per variable "
                    "named, a category or aggregate code (a variable left out is Total)")
     c.add_argument("--hidden", metavar="FILE", help="CSV/Parquet of cells always withheld, as --forced")
+    c.add_argument("--secondary", choices=("gauss", "optimal"), default="gauss",
+                   help="secondary cells by Gaussian elimination (default) or the least costly pattern (a HiGHS mixed "
+                        "integer program for small tables; the Gaussian pattern with a note when --time-limit runs out)")
+    c.add_argument("--cost", choices=("value", "cells"), default="value",
+                   help="what --secondary optimal minimises: the withheld cells' values (default) or their number")
+    c.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds for --secondary optimal (default 60)")
     add_magnitude_ckm_options(p)
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv, .parquet or .json)")
@@ -177,10 +183,15 @@ def _user_cells(args: argparse.Namespace) -> dict[str, Any]:
     return {k: read_records(getattr(args, k)) for k in ("forced", "hidden") if getattr(args, k)}
 
 
+def _secondary(args: argparse.Namespace) -> dict[str, Any]:
+    """--secondary, --cost and --time-limit as CellSuppression's parameters."""
+    return {"secondary": args.secondary, "cost": args.cost, "time_limit": args.time_limit}
+
+
 def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any, target: Any) -> int:
     hierarchies = hierarchies_from_args(args)
-    if args.method != "suppress" and (args.forced or args.hidden):
-        raise InvalidArgumentError("--forced and --hidden apply to --method suppress only.")
+    if args.method != "suppress" and (args.forced or args.hidden or args.secondary != "gauss"):
+        raise InvalidArgumentError("--forced, --hidden and --secondary apply to --method suppress only.")
     magnitude_ckm = args.method == "ckm" and bool(args.value)
     if not magnitude_ckm and (args.fp is not None or args.epsilon or args.step is not None or args.icat or args.use_zero_rkeys
                               or args.mu_c is not None):
@@ -201,7 +212,8 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         if args.value:
             if args.count:
                 raise InvalidArgumentError("--value needs microdata (one row per record); drop --count.")
-            mech = CellSuppression(args.formula, rules=rules, protect_zeros=args.protect_zeros, priority="value", **_user_cells(args))
+            mech = CellSuppression(args.formula, rules=rules, protect_zeros=args.protect_zeros, priority="value",
+                                   **_secondary(args), **_user_cells(args))
             res = mech.suppress_magnitude(
                 args.input, variables=names, value=args.value, contributor=args.contributor, hierarchies=hierarchies or None,
                 progress=progress_from_args(args),
@@ -211,7 +223,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
                 raise DataError("--contributor needs --value (a magnitude table).")
             table = load_table(args.input, args.variables, args.count)
             pub = publication_from_args(args, table, hierarchies, zeros=args.zeros or None)
-            mech = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros, **_user_cells(args))
+            mech = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros, **_secondary(args), **_user_cells(args))
             [res] = mech.sample(table, progress=progress_from_args(args))
     elif args.method == "ckm":
         if args.zeros:
@@ -243,7 +255,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         publication = publication_from_args(args, table, hierarchies, zeros=True if args.zeros else None)
         mech = SmallCountRounding(publication, base=args.base)
         [res] = mech.sample(table, rng=rng, progress=progress_from_args(args))
-    summary = f"{res!r}"
+    summary = f"{res!r}" + (f"; {res.note}" if getattr(res, "note", "") else "")
     _record_mechanism(outputs.manifest, mech, args)
     outputs.manifest.extra["method"] = args.method
     outputs.manifest.extra["formula"] = args.formula

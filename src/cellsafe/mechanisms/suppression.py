@@ -236,6 +236,16 @@ class CellSuppression(Mechanism):
         (a variable left out is ``Total``).  A forced primary is an error.
     hidden : optional
         Cells withheld whatever happens (as ``forced``); reported as ``'secondary'``.
+    secondary : {'gauss', 'optimal'}, default 'gauss'
+        How secondary cells are chosen: Gaussian elimination, or the least costly pattern giving every primary its
+        protection (:mod:`~cellsafe.mechanisms._optimal`: a HiGHS mixed integer program started from the Gaussian
+        pattern; needs ``highspy``, the ``optimal`` extra).  For small tables: it returns the Gaussian pattern with
+        a note (the result's ``note``, a warning) when ``time_limit`` runs out before a cheaper pattern is proved.
+    cost : 'value', 'cells' or array over the published cells, default 'value'
+        What the optimal method minimises: the withheld cells' values (counts or sums), their number, or a cost
+        per published cell.
+    time_limit : float, default 60
+        Seconds the optimal method may take.
 
     Notes
     -----
@@ -269,6 +279,9 @@ class CellSuppression(Mechanism):
         Param("singletons", kind="choice", choices=(None, False, True), default=None, doc="singleton protection"),
         Param("forced", kind="object", default=None, doc="cells always published"),
         Param("hidden", kind="object", default=None, doc="cells always withheld"),
+        Param("secondary", kind="choice", choices=("gauss", "optimal"), default="gauss", doc="secondary suppression method"),
+        Param("cost", kind="object", default="value", doc="what a withheld cell costs (optimal)"),
+        Param("time_limit", kind="real", low=0.0, low_open=True, default=60.0, doc="seconds for the optimal method"),
     )
 
     def __init__(
@@ -283,6 +296,9 @@ class CellSuppression(Mechanism):
         singletons: bool | None = None,
         forced: Any = None,
         hidden: Any = None,
+        secondary: str = "gauss",
+        cost: Any = "value",
+        time_limit: float = 60.0,
     ) -> None:
         self.publication = publication
         self.rules = rules
@@ -293,6 +309,9 @@ class CellSuppression(Mechanism):
         self.singletons = singletons
         self.forced = forced
         self.hidden = hidden
+        self.secondary = secondary
+        self.cost = cost
+        self.time_limit = time_limit
         self._check_params()
         check_publication_spec(publication, "CellSuppression")
         if isinstance(rules, (str, Rule)) or not len(rules):
@@ -329,7 +348,8 @@ class CellSuppression(Mechanism):
             hidden=cell_mask(pub, self.hidden, "hidden"),
             progress=progress,
         )
-        return [self._result(pub, original, status, "count") for _ in range(m)]
+        status, note = self._optimal(pub, original, status, listed_lower=0.0)
+        return [self._result(pub, original, status, "count", note) for _ in range(m)]
 
     def suppress_magnitude(
         self,
@@ -395,9 +415,35 @@ class CellSuppression(Mechanism):
             hidden=cell_mask(pub, self.hidden, "hidden"),
             progress=progress,
         )
-        return self._result(mt.publication, mt.values, status, mt.value)
+        status, note = self._optimal(pub, mt.values, status, listed_lower=0.0, counts=mt.n_contributors, top=top)
+        return self._result(mt.publication, mt.values, status, mt.value, note)
 
-    def _result(self, pub: Publication, original: np.ndarray, status: np.ndarray, measure: str) -> PublishedTable:
+    def _optimal(self, pub: Publication, values: np.ndarray, status: np.ndarray, *, listed_lower: float,
+                 counts: Any = None, top: Any = None) -> tuple[np.ndarray, str]:
+        """The optimal pattern from the Gaussian one (``secondary='optimal'``), and its note; the status unchanged
+        otherwise."""
+        if self.secondary != "optimal":
+            return status, ""
+        from ._optimal import optimal_secondary, optimal_targets
+
+        primary = status == "primary"
+        freq = values if counts is None else counts
+        _, required = primary_cells(self.rules_, freq, values if top is not None else None, top, bool(self.protect_zeros))
+        upper, lower, width = optimal_targets(self.rules_, values, primary, required)
+        res = optimal_secondary(
+            pub.X, values, primary, upper, lower, width, start=status != "", cost=self.cost,
+            forced=cell_mask(pub, self.forced, "forced"), hidden=cell_mask(pub, self.hidden, "hidden"),
+            listed_lower=listed_lower, time_limit=float(self.time_limit),
+        )
+        self.optimal_ = res
+        if res.note:
+            warnings.warn(f"optimal secondary suppression: {res.note}", CellsafeWarning, stacklevel=3)
+        out = np.full(status.shape[0], "", dtype=object)
+        out[res.suppressed] = "secondary"
+        out[primary] = "primary"
+        return out, res.note
+
+    def _result(self, pub: Publication, original: np.ndarray, status: np.ndarray, measure: str, note: str = "") -> PublishedTable:
         released = np.asarray(original, dtype=np.float64).copy()
         released[status != ""] = np.nan
         return PublishedTable(
@@ -408,4 +454,5 @@ class CellSuppression(Mechanism):
             mechanism=repr(self),
             suppression=status,
             measure=measure,
+            note=note,
         )

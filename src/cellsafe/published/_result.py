@@ -52,6 +52,9 @@ class PublishedTable(Result):
         Per published cell ``'primary'``, ``'secondary'`` or ``''`` (cell suppression).
     measure : str
         What the cells hold: ``'count'``, or the summed variable of a magnitude table.
+    note : str
+        What the method says about this release ('' when nothing), e.g. that the optimal suppression's time
+        limit ran out and the Gaussian pattern was returned.
     """
 
     publication: Publication = field(repr=False)
@@ -66,6 +69,7 @@ class PublishedTable(Result):
     n_iter: int | None = None
     suppression: np.ndarray | None = field(default=None, repr=False)
     measure: str = "count"
+    note: str = ""
 
     @classmethod
     def from_frame(
