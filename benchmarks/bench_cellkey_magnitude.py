@@ -2,7 +2,7 @@
 
 1e6 records over 3 variables of 50 x 20 x 10 categories, a lognormal turnover and 8-digit uniform
 record keys, published as ``a*b*c`` (every margin: 11,781 cells), top_k = 3, flex function
-fp = 2000, p = (0.3, 0.05), q = 3, epsilon = (1, 0.5, 0.2), a generated magnitude ptable
+fp = 2000, p = (0.3, 0.05), q = 3, flex weights (1, 0.5, 0.2), a generated magnitude ptable
 (D = 10, V = 3, step = 2, rows 1, 5, 10).
 
 - cellsafe: ``CellKeyMagnitude.perturb`` from the Parquet file (DuckDB pass, largest contributions,
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import timed  # noqa: E402
 
 SIZES = {"a": 50, "b": 20, "c": 10}
-FLEX = dict(fp=2000.0, top_k=3, p_small=0.3, p_large=0.05, q=3.0, epsilon=(1.0, 0.5, 0.2))
+FLEX = dict(fp=2000.0, top_k=3, p_small=0.3, p_large=0.05, q=3.0, flex_weights=(1.0, 0.5, 0.2))
 
 R_SCRIPT = """
 suppressPackageStartupMessages(library(data.table))

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Mapping
 from ._validation import check_integer, check_real
 from .exceptions import InvalidArgumentError
 
-__all__ = ["Param", "Configurable", "REQUIRED"]
+__all__ = ["Param", "Configurable", "REQUIRED", "refuse_renamed"]
 
 
 class _Required:
@@ -116,6 +116,23 @@ class Param:
         return value
 
 
+def refuse_renamed(owner: str, given: Mapping[str, Any], renamed: Mapping[str, str]) -> None:
+    """Refuse keyword arguments ``given`` that a constructor does not take, naming the new name of a renamed one.
+
+    ``renamed`` maps old names to new ones (``{"epsilon": "min_probability"}``): in cellsafe ``epsilon``
+    is a privacy loss and nothing else.
+    """
+    for name in given:
+        if name in renamed:
+            raise InvalidArgumentError(
+                f"{owner} has no parameter {name!r}; it is called {renamed[name]!r} now "
+                f"({name!r} means a privacy loss everywhere in cellsafe)."
+                if name == "epsilon"
+                else f"{owner} has no parameter {name!r}; it is called {renamed[name]!r} now."
+            )
+        raise InvalidArgumentError(f"{owner} has no parameter {name!r}.")
+
+
 class Configurable:
     """Mixin of configured objects: declared parameters, ``get_params`` and ``with_params``.
 
@@ -125,6 +142,8 @@ class Configurable:
     """
 
     _params: ClassVar[tuple[Param, ...]] = ()
+    #: Former parameter names and their new names: refused with an error naming the new one.
+    _renamed: ClassVar[dict[str, str]] = {}
 
     # ------------------------------------------------------------------ declarations
     @classmethod
@@ -181,6 +200,7 @@ class Configurable:
                 continue
             holders = [k for k, v in nested.items() if name in v.flat_params()]
             if not holders:
+                self._refuse_renamed(name)
                 raise InvalidArgumentError(
                     f"{type(self).__name__} has no parameter {name!r}; its parameters are "
                     f"{', '.join(map(repr, self.flat_params()))}."
@@ -193,6 +213,12 @@ class Configurable:
                 )
             own[holder] = nested[holder].with_params(**sub)
         return self._rebuild(own)
+
+    def _refuse_renamed(self, name: str) -> None:
+        """Refuse a former parameter name of this object or of a configured parameter, naming the new one."""
+        for holder in [self, *self._nested().values()]:
+            if name in holder._renamed:
+                refuse_renamed(type(holder).__name__, {name: None}, holder._renamed)
 
     def _rebuild(self, params: Mapping[str, Any]) -> Any:
         return type(self)(**params)

@@ -21,7 +21,7 @@ def test_release_matches_cellkey(tmp_path):
     """Setting A of tests/reference/cellkey_magnitude/make_fixtures.R, through the command."""
     out = tmp_path / "turnover.csv"
     assert main(["publish", RECORDS, *COMMON, "--record-key", "rkey", "--ptable", str(REF / "nums_ptable.csv"),
-                 "--fp", "400", "--top-k", "3", "--p-small", "0.3", "--epsilon", "1,0.5,0.2", "--output", str(out)]) == 0
+                 "--fp", "400", "--top-k", "3", "--p-small", "0.3", "--flex-weights", "1,0.5,0.2", "--output", str(out)]) == 0
     frame = pd.read_csv(out, keep_default_na=False)
     assert list(frame.columns) == ["table", "sector", "region", "turnover"]
     ref = frame.merge(pd.read_csv(REF / "cells.csv", keep_default_na=False), on=["sector", "region"])
@@ -29,7 +29,7 @@ def test_release_matches_cellkey(tmp_path):
     assert_allclose(ref["turnover"], ref["released_A"], rtol=1e-10)
     manifest = json.loads((tmp_path / "turnover.csv.manifest.json").read_text())
     params = manifest["mechanism"]["parameters"]
-    assert manifest["mechanism"]["class"] == "CellKeyMagnitude" and params["epsilon"] == [1.0, 0.5, 0.2]
+    assert manifest["mechanism"]["class"] == "CellKeyMagnitude" and params["flex_weights"] == [1.0, 0.5, 0.2]
     assert params["ptable"]["class"] == "MagnitudePTable"
 
 
@@ -63,8 +63,8 @@ def test_generated_ptable_seeded_keys_and_holdings(tmp_path):
         (["--mu-c", "2"], None, "give both"),
         (["--protect-zeros"], None, "--protect-zeros does not apply"),
         (["--js", "2"], None, "--js does not apply"),
-        (["--epsilon", "1,x"], None, "--epsilon must be a comma-separated list of numbers"),
-        (["--top-k", "2", "--epsilon", "1"], None, "'epsilon' parameter of CellKeyMagnitude"),
+        (["--flex-weights", "1,x"], None, "--flex-weights must be a comma-separated list of numbers"),
+        (["--top-k", "2", "--flex-weights", "1"], None, "'flex_weights' parameter of CellKeyMagnitude"),
         (["--top-k", "9"], None, "'top_k' parameter"),
         (["--ptable", "nums_ptable.csv", "--D", "5"], None, "not both"),
         (["--D", "30"], None, "D * step below 50"),

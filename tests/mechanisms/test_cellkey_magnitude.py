@@ -58,7 +58,7 @@ def test_generated_ptable_matches_r_ptable(r_ptable, generated):
 @pytest.mark.parametrize(
     "setting, params",
     [
-        ("A", dict(fp=400, top_k=3, p_small=0.3, p_large=0.05, q=3, epsilon=(1, 0.5, 0.2))),
+        ("A", dict(fp=400, top_k=3, p_small=0.3, p_large=0.05, q=3, flex_weights=(1, 0.5, 0.2))),
         ("B", dict(fp=1000, top_k=1, p_small=0.25, p_large=0.05, q=2, mu_c=2, same_key=False, use_zero_rkeys=True)),
     ],
 )
@@ -107,12 +107,12 @@ def test_second_component_and_extra_protection():
     """top_k = 2, both contributions below fp: x = 150 = 100 + 50, p_small = 0.2.
 
     Component 1: d = 20, a = 150 / 20 = 7.5 > 5, row 5; key 0.8 -> v = 2: x = 150 + 40 = 190.
-    Component 2: d = 0.2 * 50 = 10 (epsilon only weights contributions above fp, as cellKey), a = 19,
+    Component 2: d = 0.2 * 50 = 10 (the flex weights only weight contributions above fp, as cellKey), a = 19,
     row 5; key 0.8 * 10 mod 1 = 0 -> key 0 gives no noise: 190.  With mu_c = 1 on a sensitive cell the
     first step is 20 * (1 + 2) = 60 and the second 10 * (1 + 0) = 10: 150 + 70 = 220.
     """
     pt = _toy_ptable()
-    mech = CellKeyMagnitude(pt, fp=1000, p_small=0.2, top_k=2, epsilon=(1, 0.5), mu_c=1)
+    mech = CellKeyMagnitude(pt, fp=1000, p_small=0.2, top_k=2, flex_weights=(1, 0.5), mu_c=1)
     keys = mech.component_keys(np.array([int(0.8 * 2**53)], dtype=np.uint64))
     assert_allclose(keys, [[0.8, 0.0]], atol=1e-14)
     top = np.array([[100.0, 50.0]])
@@ -123,7 +123,7 @@ def test_second_component_and_extra_protection():
 
 
 def test_component_keys_shift_decimal_digits():
-    mech = CellKeyMagnitude(_toy_ptable(), fp=10, top_k=3, epsilon=(1, 1, 1))
+    mech = CellKeyMagnitude(_toy_ptable(), fp=10, top_k=3, flex_weights=(1, 1, 1))
     fixed = np.floor(np.array([0.12345678, 0.5, 0.0]) * 2**53).astype(np.uint64)
     keys = mech.component_keys(fixed)
     assert_allclose(keys[0], [0.12345678, 0.2345678, 0.345678], atol=1e-12)
@@ -134,7 +134,7 @@ def test_component_keys_shift_decimal_digits():
 
 # ---------------------------------------------------------------------- consistency
 def test_same_cell_same_noise_in_every_publication(r_ptable, records):
-    kw = dict(fp=400, top_k=3, p_small=0.3, epsilon=(1, 0.5, 0.2))
+    kw = dict(fp=400, top_k=3, p_small=0.3, flex_weights=(1, 0.5, 0.2))
     full = CellKeyMagnitude(r_ptable, "sector*region", **kw).perturb(records, variables=["sector", "region"], value="turnover", record_key="rkey")
     margins = CellKeyMagnitude(r_ptable, "sector + region", **kw).perturb(records, variables=["sector", "region"], value="turnover", record_key="rkey")
     a = full.to_frame(details=True)
@@ -171,7 +171,7 @@ def test_released_values_are_never_negative(r_ptable):
     rng = np.random.default_rng(1)
     n = 3000
     df = pd.DataFrame({"g": rng.integers(0, 400, n).astype(str), "v": np.round(rng.lognormal(3, 2, n), 2)})
-    res = CellKeyMagnitude(r_ptable, "g", fp=50, top_k=2, p_small=1.0, epsilon=(1, 0.8)).perturb(df, variables=["g"], value="v", rng=2)
+    res = CellKeyMagnitude(r_ptable, "g", fp=50, top_k=2, p_small=1.0, flex_weights=(1, 0.8)).perturb(df, variables=["g"], value="v", rng=2)
     assert np.all(res.released >= 0)
     # with p_small = 1 a one-contributor cell below fp sits in row 1, whose smallest noise (-1) is the whole cell
     assert np.any(res.released == 0)
@@ -216,9 +216,9 @@ def test_spec_round_trip():
         (dict(fp=1, top_k=7), "'top_k' parameter"),
         (dict(fp=1, p_small=0.05, p_large=0.2), "'p_large' parameter .* at most p_small"),
         (dict(fp=1, q=0.5), "'q' parameter"),
-        (dict(fp=1, top_k=2, epsilon=(1,)), "'epsilon' parameter .* 2 non-increasing"),
-        (dict(fp=1, top_k=2, epsilon=(0.5, 0.2)), "the first 1"),
-        (dict(fp=1, top_k=2, epsilon=(1, 1.5)), "'epsilon' parameter"),
+        (dict(fp=1, top_k=2, flex_weights=(1,)), "'flex_weights' parameter .* 2 non-increasing"),
+        (dict(fp=1, top_k=2, flex_weights=(0.5, 0.2)), "the first 1"),
+        (dict(fp=1, top_k=2, flex_weights=(1, 1.5)), "'flex_weights' parameter"),
         (dict(fp=1, mu_c=-1), "'mu_c' parameter"),
         (dict(fp=1, same_key="yes"), "'same_key' parameter"),
     ],

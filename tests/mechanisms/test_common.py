@@ -46,7 +46,7 @@ EXAMPLES = {
     "ckm-magnitude": [
         lambda: cellsafe.mechanisms.CellKeyMagnitude(_MAGNITUDE_PTABLE, fp=10.0),
         lambda: cellsafe.mechanisms.CellKeyMagnitude(
-            _MAGNITUDE_PTABLE, "region*sex + age", fp=10.0, top_k=2, epsilon=(1, 0.5), use_zero_rkeys=True
+            _MAGNITUDE_PTABLE, "region*sex + age", fp=10.0, top_k=2, flex_weights=(1, 0.5), use_zero_rkeys=True
         ),
     ],
     "scr": [lambda: cellsafe.SmallCountRounding("region*sex + sex*age", base=3)],

@@ -51,7 +51,7 @@ examples:
 
   # the cell key method on the same magnitude table: noise scaled to the 3 largest contributions
   cellsafe publish firms.parquet --variables nace,region --formula "nace*region" --method ckm \\
-      --value turnover --contributor firm_id --record-key rkey --fp 5000 --top-k 3 --epsilon 1,0.5,0.2 \\
+      --value turnover --contributor firm_id --record-key rkey --fp 5000 --top-k 3 --flex-weights 1,0.5,0.2 \\
       --output turnover_ckm.csv
 
 Writes the published cells in long format: the variables ('Total' where a cell aggregates) and 'count'
@@ -193,9 +193,9 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
     if args.method != "suppress" and (args.forced or args.hidden or args.secondary != "gauss"):
         raise InvalidArgumentError("--forced, --hidden and --secondary apply to --method suppress only.")
     magnitude_ckm = args.method == "ckm" and bool(args.value)
-    if not magnitude_ckm and (args.fp is not None or args.epsilon or args.step is not None or args.icat or args.use_zero_rkeys
+    if not magnitude_ckm and (args.fp is not None or args.flex_weights or args.step is not None or args.icat or args.use_zero_rkeys
                               or args.mu_c is not None):
-        raise InvalidArgumentError("--fp, --epsilon, --step, --icat, --use-zero-rkeys and --mu-c apply to --method ckm --value only.")
+        raise InvalidArgumentError("--fp, --flex-weights, --step, --icat, --use-zero-rkeys and --mu-c apply to --method ckm --value only.")
     if args.method != "suppress" and not magnitude_ckm and (args.rule or args.value or args.contributor or args.protect_zeros):
         raise InvalidArgumentError(
             "--rule, --value, --contributor and --protect-zeros apply to --method suppress only (--value and "

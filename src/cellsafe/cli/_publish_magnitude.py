@@ -10,6 +10,7 @@ from ..mechanisms.cellkey_magnitude import CellKeyMagnitude
 from ..mechanisms.magnitude_ptable import MagnitudePTable
 from ._common import parse_float_list
 from ._engine import uses_spark
+from ._options import Renamed
 
 
 def add_magnitude_ckm_options(p: argparse.ArgumentParser) -> None:
@@ -25,7 +26,9 @@ def add_magnitude_ckm_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--p-small", type=float, default=0.25, metavar="P", help="noise share of contributions up to the flex point (default 0.25)")
     g.add_argument("--p-large", type=float, default=0.05, metavar="P", help="noise share of very large contributions (default 0.05)")
     g.add_argument("--q", type=float, default=3.0, metavar="Q", help="steepness of the flex function, >= 1 (default 3)")
-    g.add_argument("--epsilon", metavar="E,E,...", help="weights of the --top-k components: 1 first, non-increasing (default all 1)")
+    g.add_argument("--flex-weights", metavar="W,W,...",
+                   help="weights of the --top-k components: 1 first, non-increasing (default all 1)")
+    g.add_argument("--epsilon", action=Renamed, new="--flex-weights")
     g.add_argument("--use-zero-rkeys", action="store_true", help="cell keys also sum the keys of records whose value is 0")
     g.add_argument("--mu-c", type=float, default=None, metavar="MU",
                    help="extra noise for the cells the --rule options flag (e.g. --rule 'p%%=15' --mu-c 2)")
@@ -54,10 +57,10 @@ def publish_magnitude_ckm(args: argparse.Namespace, names: list[str], rng: Any, 
             "--p-small times their size; choose it near the size of a typical large contribution)."
         )
     ptable = _magnitude_ptable(args)
-    epsilon = tuple(parse_float_list(args.epsilon, "--epsilon")) if args.epsilon else None
+    weights = tuple(parse_float_list(args.flex_weights, "--flex-weights")) if args.flex_weights else None
     mech = CellKeyMagnitude(
         ptable, args.formula, fp=args.fp, top_k=args.top_k, p_small=args.p_small, p_large=args.p_large, q=args.q,
-        epsilon=epsilon, mu_c=0.0 if args.mu_c is None else args.mu_c, use_zero_rkeys=args.use_zero_rkeys,
+        flex_weights=weights, mu_c=0.0 if args.mu_c is None else args.mu_c, use_zero_rkeys=args.use_zero_rkeys,
     )
     res = mech.perturb(args.input, variables=names, value=args.value, contributor=args.contributor,
                        record_key=args.record_key, hierarchies=hierarchies or None, sensitive=args.rule or None, rng=rng)

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .._params import Param
+from .._params import Param, refuse_renamed
 from .._random import RNGLike, as_seed_sequence, stream
 from .._registry import register
 from ..exceptions import DataError, InvalidArgumentError
@@ -71,7 +71,7 @@ class CellKeyMagnitude(Mechanism):
         Noise as a share of a contribution at and below the flex point, and for very large ones.
     q : float, default 3
         How fast the share falls from ``p_small`` to ``p_large`` above the flex point (q >= 1).
-    epsilon : sequence of float, optional
+    flex_weights : sequence of float, optional
         Weights of the ``top_k`` components above the flex point: 1 first, then non-increasing
         (default all 1).
     mu_c : float, default 0
@@ -87,7 +87,7 @@ class CellKeyMagnitude(Mechanism):
     -----
     For a published cell with sum ``x_0``, largest contributions ``x_1 >= x_2 >= ...`` and cell key
     ``k_1`` (the sum of its records' keys modulo 1), the components j = 1..top_k are added in turn: the
-    magnitude is ``d_j = x_j p_small`` if ``x_j < fp``, else ``x_j eps_j m(x_j)`` (:func:`flex_multiplier`);
+    magnitude is ``d_j = x_j p_small`` if ``x_j < fp``, else ``x_j w_j m(x_j)`` (:func:`flex_multiplier`);
     where the running value ``x`` is smaller than ``d_j``, ``d_j = x``.  The noise value
     ``v_j`` is looked up by key ``k_j`` in the row ``|x| / d_j`` of the ptable (interpolated between
     rows, the last row beyond it), and ``x`` changes by ``sign(v_j) |d_j| (mu + |v_j|)``, never below
@@ -95,7 +95,7 @@ class CellKeyMagnitude(Mechanism):
     53-bit fixed-point key sum: cellKey moves the first decimal digit of the key's printed form to the
     end instead, which differs only in the last digits (rarely a cell then draws the neighbouring
     noise value: 1 of 8,142 cells at 1e5 records, none of 11,034 at 1e6; benchmarks/bench_cellkey_magnitude.py).  As cellKey 1.0.2 computes it,
-    ``eps_j`` weights components above the flex point only and ``mu_c`` applies to every component
+    the flex weight ``w_j`` weights components above the flex point only and ``mu_c`` applies to every component
     of a sensitive cell; a cell with key 0 (no contributing record) or sum 0 is released unchanged,
     and a cell an earlier component took to 0 stays 0 (where cellKey divides 0 by 0).  Each contributor is a holding (its records
     in a cell are summed first); with no contributor column each record is one.  Separate ptables for
@@ -108,7 +108,7 @@ class CellKeyMagnitude(Mechanism):
     >>> import pandas as pd
     >>> df = pd.DataFrame({"sector": ["a", "a", "b", "b"], "turnover": [900.0, 100.0, 50.0, 40.0],
     ...                    "rkey": [0.12, 0.4, 0.7, 0.05]})
-    >>> ckm = CellKeyMagnitude(MagnitudePTable.generate(D=10, V=3), "sector", fp=500, top_k=2, epsilon=(1, 0.5))
+    >>> ckm = CellKeyMagnitude(MagnitudePTable.generate(D=10, V=3), "sector", fp=500, top_k=2, flex_weights=(1, 0.5))
     >>> res = ckm.perturb(df, variables=["sector"], value="turnover", record_key="rkey")
     >>> res.to_frame().columns.tolist(), res.original.tolist()
     (['sector', 'turnover'], [1090.0, 1000.0, 90.0])
@@ -125,11 +125,12 @@ class CellKeyMagnitude(Mechanism):
         Param("p_small", low=0.0, high=1.0, low_open=True, default=0.25, scan=(0.01, 0.5), doc="noise share of small contributions"),
         Param("p_large", low=0.0, high=1.0, default=0.05, doc="noise share of very large contributions"),
         Param("q", low=1.0, default=3.0, doc="steepness of the flex function"),
-        Param("epsilon", kind="object", default=None, none_ok=True, doc="weights of the top_k components"),
+        Param("flex_weights", kind="object", default=None, none_ok=True, doc="weights of the top_k components"),
         Param("mu_c", low=0.0, default=0.0, doc="extra noise for sensitive cells"),
         Param("same_key", kind="choice", choices=(True, False), default=True, doc="first component uses the cell key"),
         Param("use_zero_rkeys", kind="choice", choices=(True, False), default=False, doc="keys of zero-value records count"),
     )
+    _renamed = {"epsilon": "flex_weights"}
 
     def __init__(
         self,
@@ -141,11 +142,13 @@ class CellKeyMagnitude(Mechanism):
         p_small: float = 0.25,
         p_large: float = 0.05,
         q: float = 3.0,
-        epsilon: Sequence[float] | None = None,
+        flex_weights: Sequence[float] | None = None,
         mu_c: float = 0.0,
         same_key: bool = True,
         use_zero_rkeys: bool = False,
+        **renamed: Any,
     ) -> None:
+        refuse_renamed("CellKeyMagnitude", renamed, self._renamed)
         self.ptable = ptable
         self.publication = publication
         self.fp = fp
@@ -153,7 +156,7 @@ class CellKeyMagnitude(Mechanism):
         self.p_small = p_small
         self.p_large = p_large
         self.q = q
-        self.epsilon = epsilon
+        self.flex_weights = flex_weights
         self.mu_c = mu_c
         self.same_key = same_key
         self.use_zero_rkeys = use_zero_rkeys
@@ -167,7 +170,7 @@ class CellKeyMagnitude(Mechanism):
             raise InvalidArgumentError(
                 f"The 'p_large' parameter of CellKeyMagnitude must be at most p_small={p_small:g}. Got {p_large:g} instead."
             )
-        self.epsilon_  # validated here, once
+        self.flex_weights_  # validated here, once
 
     @classmethod
     def from_spec(cls, **params: Any) -> "CellKeyMagnitude":
@@ -178,19 +181,19 @@ class CellKeyMagnitude(Mechanism):
         return cls(MagnitudePTable.generate(**params), **own)
 
     @property
-    def epsilon_(self) -> np.ndarray:
+    def flex_weights_(self) -> np.ndarray:
         """The weights of the ``top_k`` components in use."""
-        if self.epsilon is None:
+        if self.flex_weights is None:
             return np.ones(self.top_k)
         try:
-            e = np.asarray(self.epsilon, dtype=np.float64).reshape(-1)
+            e = np.asarray(self.flex_weights, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
             e = np.array([np.nan])
         if (e.shape != (self.top_k,) or not np.all(np.isfinite(e)) or e[0] != 1 or np.any(e < 0) or np.any(e > 1)
                 or np.any(np.diff(e) > 0)):
             raise InvalidArgumentError(
-                f"The 'epsilon' parameter of CellKeyMagnitude must be {self.top_k} non-increasing weight(s) in [0, 1], "
-                f"the first 1 (one per top_k component). Got {self.epsilon!r} instead."
+                f"The 'flex_weights' parameter of CellKeyMagnitude must be {self.top_k} non-increasing weight(s) in [0, 1], "
+                f"the first 1 (one per top_k component). Got {self.flex_weights!r} instead."
             )
         return e
 
@@ -214,7 +217,7 @@ class CellKeyMagnitude(Mechanism):
         """
         x = np.asarray(values, dtype=np.float64).copy()
         top = np.asarray(top, dtype=np.float64)
-        eps = self.epsilon_
+        eps = self.flex_weights_
         mu = np.zeros(x.shape[0]) if sensitive is None else np.where(sensitive, float(self.mu_c), 0.0)
         active = (x != 0) & (keys[:, 0] != 0)
         for j in range(self.top_k):

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._frames import pd
-from .._params import Param
+from .._params import Param, refuse_renamed
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError
 from .ptable import GeneratedTable, max_entropy_probabilities
@@ -60,8 +60,9 @@ class MagnitudePTable(GeneratedTable):
         Param("step", kind="integer", low=1, default=2, doc="noise values on a grid of 1/step"),
         Param("icat", kind="object", default=None, none_ok=True, doc="reference rows (default 1 and D)"),
         Param("mono", kind="choice", choices=(True, False), default=True, doc="monotone up to no change"),
-        Param("epsilon", low=0.0, high=0.01, low_open=True, default=1e-7, doc="smallest allowed probability"),
+        Param("min_probability", low=0.0, high=0.01, low_open=True, default=1e-7, doc="smallest allowed probability"),
     )
+    _renamed = {"epsilon": "min_probability"}
 
     def __init__(self, i: Any, v: Any, p: Any, *, params: dict | None = None) -> None:
         i = np.asarray(i, dtype=np.float64).reshape(-1)
@@ -93,7 +94,7 @@ class MagnitudePTable(GeneratedTable):
             a.setflags(write=False)
         self._i, self._v, self._p, self._ub, self._start, self._row = i, v, p, cum, start, row
         self._generation = dict(params or {})
-        for name in ("D", "V", "step", "icat", "mono", "epsilon"):
+        for name in ("D", "V", "step", "icat", "mono", "min_probability"):
             setattr(self, name, self._generation.get(name))
 
     # ------------------------------------------------------------------ construction
@@ -106,7 +107,8 @@ class MagnitudePTable(GeneratedTable):
         icat: Sequence[float] | None = None,
         *,
         mono: bool = True,
-        epsilon: float = 1e-7,
+        min_probability: float = 1e-7,
+        **renamed: Any,
     ) -> "MagnitudePTable":
         """The maximum-entropy magnitude ptable of the R package ptable (``create_num_ptable``).
 
@@ -120,7 +122,7 @@ class MagnitudePTable(GeneratedTable):
             Noise values on a grid of ``1 / step``; ``D * step`` must be below 50.
         icat : sequence of numbers, optional
             The reference rows, which must include 1 and D (default ``(1, D)``).
-        mono, epsilon
+        mono, min_probability
             As for :meth:`PTable.generate <cellsafe.mechanisms.PTable.generate>`.
 
         Notes
@@ -130,6 +132,7 @@ class MagnitudePTable(GeneratedTable):
         ``sum v^2 p <= V`` and, with ``mono``, p non-decreasing up to v = 0 (Enderle 2021; the
         ``optim = 1`` variant of ptable's ``pt_optim_entropy``).
         """
+        refuse_renamed("MagnitudePTable.generate", renamed, MagnitudePTable._renamed)
         D = check_integer(D, "D", "MagnitudePTable.generate", low=1)
         V = check_real(V, "V", "MagnitudePTable.generate", low=0.0, low_open=True)
         step = check_integer(step, "step", "MagnitudePTable.generate", low=1)
@@ -138,13 +141,15 @@ class MagnitudePTable(GeneratedTable):
                 f"The 'D' and 'step' parameters of MagnitudePTable.generate must have D * step below {_MAX_GRID}. "
                 f"Got D={D}, step={step} instead; lower D or step."
             )
-        epsilon = check_real(epsilon, "epsilon", "MagnitudePTable.generate", low=0.0, high=0.01, low_open=True)
+        min_probability = check_real(
+            min_probability, "min_probability", "MagnitudePTable.generate", low=0.0, high=0.01, low_open=True
+        )
         rows = _check_icat(icat, D)
         ii, vv, pp = [], [], []
         for i in rows:
             j = np.arange(round(max(i - D, 0.0) * step), round((i + D) * step) + 1) / step
             v = j - i
-            p = max_entropy_probabilities(v, V, bool(mono), epsilon)
+            p = max_entropy_probabilities(v, V, bool(mono), min_probability)
             if p is None:
                 raise CellsafeError(
                     f"the magnitude ptable row i={i:g} has no solution with D={D}, V={V:g}, step={step}: "
@@ -154,7 +159,7 @@ class MagnitudePTable(GeneratedTable):
             vv.append(v)
             pp.append(p)
         params = {"D": D, "V": V, "step": step, "icat": None if icat is None else tuple(rows.tolist()),
-                  "mono": bool(mono), "epsilon": epsilon}
+                  "mono": bool(mono), "min_probability": min_probability}
         return cls(np.concatenate(ii), np.concatenate(vv), np.concatenate(pp), params=params)
 
     @classmethod

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._frames import pd
-from .._params import Configurable, Param
+from .._params import Configurable, Param, refuse_renamed
 from .._validation import check_in, check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError
 
@@ -37,11 +37,11 @@ MAX_D = 100
 _D_HINT = "Choose D of at most 100 (ptables in use have D of a few units; the noise variance is V, not D)."
 
 
-def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+def _solve_row(i: int, D: int, V: float, js: int, mono: bool, min_probability: float) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-entropy transition probabilities of row i: (released values, probabilities)."""
     j = np.arange(max(i - D, 0), i + D + 1)
     j = j[~((j >= 1) & (j <= js))]
-    p = max_entropy_probabilities((j - i).astype(np.float64), V, mono, epsilon)
+    p = max_entropy_probabilities((j - i).astype(np.float64), V, mono, min_probability)
     if p is None:
         raise CellsafeError(
             f"the ptable row for original count {i} has no solution with D={D}, V={V:g}, js={js}: "
@@ -50,21 +50,21 @@ def _solve_row(i: int, D: int, V: float, js: int, mono: bool, epsilon: float) ->
     return j, p
 
 
-def max_entropy_probabilities(v: np.ndarray, V: float, mono: bool, epsilon: float) -> np.ndarray | None:
+def max_entropy_probabilities(v: np.ndarray, V: float, mono: bool, min_probability: float) -> np.ndarray | None:
     """The maximum-entropy distribution over the deviations ``v`` with mean 0 and variance at most V.
 
     With ``mono``, the probabilities do not decrease over the deviations up to 0.  Every probability is
-    at least ``epsilon``.  Returns None when the constraints cannot all hold.  Solutions are kept for
+    at least ``min_probability``.  Returns None when the constraints cannot all hold.  Solutions are kept for
     the process (the same row of the same table is asked for again whenever a table is generated
     again, e.g. by ``with_params`` while tuning another parameter).
     """
     v = np.ascontiguousarray(v, dtype=np.float64)
-    p = _max_entropy_solution(v.tobytes(), float(V), bool(mono), float(epsilon))
+    p = _max_entropy_solution(v.tobytes(), float(V), bool(mono), float(min_probability))
     return None if p is None else p.copy()
 
 
 @functools.lru_cache(maxsize=1024)
-def _max_entropy_solution(v_bytes: bytes, V: float, mono: bool, epsilon: float) -> np.ndarray | None:
+def _max_entropy_solution(v_bytes: bytes, V: float, mono: bool, min_probability: float) -> np.ndarray | None:
     from scipy.optimize import minimize
 
     v = np.frombuffer(v_bytes, dtype=np.float64)
@@ -87,7 +87,7 @@ def _max_entropy_solution(v_bytes: bytes, V: float, mono: bool, epsilon: float) 
         lambda p: float(np.sum(p * np.log(p))),
         np.full(n, 1.0 / n),
         jac=lambda p: np.log(p) + 1.0,
-        bounds=[(epsilon, 1.0)] * n,
+        bounds=[(min_probability, 1.0)] * n,
         constraints=cons,
         method="SLSQP",
         options={"ftol": 1e-14, "maxiter": 2000},
@@ -137,6 +137,7 @@ class GeneratedTable(Configurable):
         params = self.get_params()
         for name in changes:
             if name not in params:
+                self._refuse_renamed(name)
                 raise InvalidArgumentError(f"{kind} has no parameter {name!r}; its parameters are {', '.join(map(repr, params))}.")
         params.update(changes)
         return self._regenerate(params)
@@ -187,8 +188,9 @@ class PTable(GeneratedTable):
         Param("js", kind="integer", low=0, default=0, doc="released 1..js forbidden"),
         Param("ncat", kind="integer", low=1, default=None, none_ok=True, doc="last row"),
         Param("mono", kind="choice", choices=(True, False), default=True, doc="monotone up to no change"),
-        Param("epsilon", low=0.0, high=0.01, low_open=True, default=1e-7, doc="smallest allowed probability"),
+        Param("min_probability", low=0.0, high=0.01, low_open=True, default=1e-7, doc="smallest allowed probability"),
     )
+    _renamed = {"epsilon": "min_probability"}
 
     def __init__(
         self,
@@ -254,7 +256,15 @@ class PTable(GeneratedTable):
     # ------------------------------------------------------------------ construction
     @classmethod
     def generate(
-        cls, D: int, V: float, js: int = 0, *, ncat: int | None = None, mono: bool = True, epsilon: float = 1e-7
+        cls,
+        D: int,
+        V: float,
+        js: int = 0,
+        *,
+        ncat: int | None = None,
+        mono: bool = True,
+        min_probability: float = 1e-7,
+        **renamed: Any,
     ) -> "PTable":
         """The maximum-entropy ptable of the R package ptable.
 
@@ -270,8 +280,9 @@ class PTable(GeneratedTable):
             Last row (used for all larger counts); default ``D + js + 1`` when js > 0, else D.
         mono : bool, default True
             Probabilities non-decreasing up to "no change" (deviation 0).
-        epsilon : float, default 1e-7
-            Lower bound of every allowed transition probability.
+        min_probability : float, default 1e-7
+            Lower bound of every allowed transition probability (formerly ``epsilon``, a name
+            cellsafe keeps for privacy losses).
 
         Notes
         -----
@@ -280,6 +291,7 @@ class PTable(GeneratedTable):
         ``sum v^2 p <= V`` and, with ``mono``, ``p(v) <= p(v')`` for ``v < v' <= 0``; solved with
         SLSQP.  Row 0 maps 0 to 0.  (Enderle 2021; Giessing 2016; 001 section 2.)
         """
+        refuse_renamed("PTable.generate", renamed, PTable._renamed)
         try:
             D = check_integer(D, "D", "PTable.generate", low=1, high=MAX_D)
         except InvalidArgumentError as e:
@@ -290,13 +302,14 @@ class PTable(GeneratedTable):
         if ncat is None:
             ncat = D + js + 1 if js > 0 else D
         ncat = check_integer(ncat, "ncat", "PTable.generate", low=max(1, js + 1))
-        epsilon = check_real(epsilon, "epsilon", "PTable.generate", low=0.0, high=0.01, low_open=True)
+        min_probability = check_real(min_probability, "min_probability", "PTable.generate", low=0.0, high=0.01, low_open=True)
         P = np.zeros((ncat + 1, ncat + D + 1))
         P[0, 0] = 1.0
         for i in range(1, ncat + 1):
-            j, p = _solve_row(i, D, V, js, bool(mono), epsilon)
+            j, p = _solve_row(i, D, V, js, bool(mono), min_probability)
             P[i, j] = p
-        return cls(P, params={"D": D, "V": V, "js": js, "ncat": ncat_given, "mono": bool(mono), "epsilon": epsilon})
+        return cls(P, params={"D": D, "V": V, "js": js, "ncat": ncat_given, "mono": bool(mono),
+                           "min_probability": min_probability})
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> "PTable":
