@@ -117,13 +117,10 @@ class Thinning(CellwiseMechanism):
     def __init__(self, q: float) -> None:
         self.q = q
 
-    def sample(self, table, m=1, rng=None):  # pragma: no cover - not needed here
-        raise NotImplementedError
-
-    def transition_pmf(self, k, j):
+    def _transition_pmf(self, k, j):
         return stats.binom.pmf(k, j, self.q)
 
-    def transition_sf(self, k, j):
+    def _transition_sf(self, k, j):
         return stats.binom.sf(k, j, self.q)
 
 

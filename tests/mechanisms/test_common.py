@@ -191,3 +191,43 @@ def test_samples_follow_transition_probabilities(case):
         chi2 = float(((obs - exp) ** 2 / exp).sum())
         p = stats.chi2.sf(chi2, obs.size - 1)
         assert p > 1e-4, f"{mechanism!r}, j={jv}: chi-square {chi2:.1f} on {obs.size - 1} df (p={p:.2g})"
+
+
+# ---------------------------------------------------------------------- the checked protocol
+@pytest.mark.parametrize("case", [c for c in _cases() if isinstance(_build(c), CellwiseMechanism)], ids=_ids)
+def test_transition_arguments_are_checked_once_in_the_base_class(case):
+    """Counts are whole numbers, original counts >= 0: 1.5 is never truncated, -3 never evaluated."""
+    mechanism = _build(case)
+    for method in (mechanism.transition_pmf, mechanism.transition_sf):
+        with pytest.raises(InvalidArgumentError, match="the released counts k must be integer counts. Got 1.5"):
+            method(1.5, 2)
+        with pytest.raises(InvalidArgumentError, match="the original counts j must be integer counts. Got 1.5"):
+            method(1, 1.5)
+        with pytest.raises(InvalidArgumentError, match="the original counts j must be counts >= 0. Got -3"):
+            method(1, -3)
+        with pytest.raises(InvalidArgumentError, match="do not broadcast"):
+            method(np.arange(3), np.arange(2))
+        assert_array_equal(method(np.array([2.0]), 3.0), method(np.array([2]), 3))
+        assert method(np.arange(4)[None, :], np.arange(3)[:, None]).shape == (3, 4)
+    assert float(mechanism.transition_pmf(-1, 2)) == 0.0 and float(mechanism.transition_sf(-1, 2)) == 1.0
+    for method in (mechanism.transition_mean, mechanism.transition_var, mechanism.transition_support):
+        with pytest.raises(InvalidArgumentError, match="counts >= 0"):
+            method([1, -1])
+
+
+@pytest.mark.parametrize("case", _cases(), ids=_ids)
+def test_sample_and_implicates_return_one_type(case):
+    mechanism = _build(case)
+    table = _table()
+    released = mechanism.sample(table, m=2, rng=7)
+    kinds = {type(r) for r in released}
+    assert len(kinds) == 1
+    if hasattr(mechanism, "implicates"):
+        second = next(mechanism.implicates(table, 1, rng=7, first=1))
+        assert type(second) in kinds
+        if isinstance(second, PublishedTable):
+            assert_array_equal(second.released, released[1].released)
+        else:
+            assert second.equals(released[1])
+    with pytest.raises(InvalidArgumentError, match="'m' parameter"):
+        mechanism.sample(table, m=0)

@@ -41,7 +41,9 @@ def test_transition_pmf_sums_to_one_and_matches_sf(mechanism, j):
     for at in (0, 1, j, j + 3):
         assert mechanism.transition_sf(at, j) == pytest.approx(p[k > at].sum(), rel=1e-12, abs=1e-300)
     assert mechanism.transition_sf(-1, j) == 1.0
-    assert mechanism.transition_pmf(-1, j) == 0.0 and mechanism.transition_pmf(1.5, j) == 0.0
+    assert mechanism.transition_pmf(-1, j) == 0.0
+    with pytest.raises(InvalidArgumentError, match="integer counts. Got 1.5"):
+        mechanism.transition_pmf(1.5, j)
     # clamping at 0 is part of P(k | j): P(0 | j) = P(N <= -j)
     assert mechanism.transition_pmf(0, j) == pytest.approx(mechanism.noise.cdf(-j), rel=1e-14)
 

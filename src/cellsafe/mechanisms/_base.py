@@ -3,7 +3,10 @@
 A :class:`Mechanism` is a configured object: its constructor takes every parameter (validated
 once against the class's declared :class:`~cellsafe._params.Param` list), ``get_params()`` and
 ``with_params(**changes)`` read and vary them, and ``sample(table, m=1, rng=None)`` is its one
-entry point.
+entry point.  As scipy.stats splits its public methods from the private ones a distribution
+implements, the public methods here check and broadcast their arguments once and call private hooks
+(``_sample``; ``_transition_pmf`` and ``_transition_sf`` of a cell-wise mechanism), which receive
+checked arguments only.
 
 A :class:`CellwiseMechanism` applies the same random map to every cell independently, so it can
 state its **transition probabilities** P(k | j): the probability that a cell of original count j
@@ -19,34 +22,71 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Generic, Iterator, TypeVar
 
 import numpy as np
 
 from .._params import Configurable
 from .._progress import progress_bar
 from .._random import RNGLike, as_seed_sequence, block_bits, block_starts, stream
-from .._validation import check_integer
+from .._validation import check_counts, check_integer
 from ..exceptions import DataError, InvalidArgumentError
 from ..table import INDEX_DTYPE, CountTable, check_table, sorted_unique
 
-__all__ = ["Mechanism", "CellwiseMechanism", "Block", "table_blocks", "assemble_blocks"]
+__all__ = ["Mechanism", "CellwiseMechanism", "Block", "table_blocks", "assemble_blocks", "Release"]
 
 
-class Mechanism(Configurable, ABC):
-    """A random map from an original table to protected tables (or published results)."""
+Release = TypeVar("Release")
+
+
+class Mechanism(Configurable, ABC, Generic[Release]):
+    """A random map from an original table to protected tables (or published results).
+
+    :meth:`sample` checks its arguments once, here, and calls the private hook :meth:`_sample`;
+    every release of one mechanism has one type (a :class:`~cellsafe.table.CountTable`, or a
+    :class:`~cellsafe.published.PublishedTable` for the methods that publish cells).
+    """
+
+    #: True when the mechanism needs whole-number counts (fitted, fractional tables are refused).
+    _integer_counts: ClassVar[bool] = False
 
     def _check_sample(self, table: CountTable, m: int, method: str = "sample", *, integer: bool = False) -> int:
         """Check the arguments of :meth:`sample` (or another drawing method); returns ``m`` as an int."""
         owner = f"{type(self).__name__}.{method}"
         check_table(table, owner)
-        if integer and not table.is_integer:
+        if (integer or self._integer_counts) and not table.is_integer:
             raise DataError(f"{owner} needs integer counts; this table holds fractional (fitted) counts.")
         return check_integer(m, "m", owner, low=1)
 
+    def _check_sample_table(self, table: CountTable) -> Any:
+        """Refuse tables this mechanism cannot release (override to add checks)."""
+
+    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None, *, progress: bool = False) -> list[Release]:
+        """Draw ``m`` protected releases (implicates) of ``table``.
+
+        Parameters
+        ----------
+        table : CountTable
+            The original table.
+        m : int, default 1
+            Number of releases.
+        rng : None, int, SeedSequence or Generator
+            Randomness; the same ``rng`` gives the same releases.
+        progress : bool, default False
+            Show a progress bar on standard error (where the mechanism has one).
+
+        Returns
+        -------
+        list
+            ``m`` releases, all of this mechanism's one release type.
+        """
+        m = self._check_sample(table, m)
+        self._check_sample_table(table)
+        return self._sample(table, m, rng, progress)
+
     @abstractmethod
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[Any]:
-        """Draw ``m`` protected releases (implicates) of ``table``."""
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[Release]:
+        """The draws, arguments already checked."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._repr_params()})"
@@ -117,33 +157,76 @@ def table_blocks(table: CountTable, *, with_empty: bool = False) -> list[Block]:
     return out
 
 
-class CellwiseMechanism(Mechanism):
+class CellwiseMechanism(Mechanism[Release]):
     """A mechanism that maps each cell's count independently through P(k | j).
 
-    Subclasses implement :meth:`transition_pmf` and :meth:`transition_sf`, and for sampling the
-    hooks :meth:`_draw` (released values of non-zero cells) and, when a random zero can be
-    released as positive, :meth:`_draw_from_zero`.  The rest has generic, vectorized defaults that
-    subclasses may override with closed forms.
+    The public methods check and broadcast their arguments once (original counts j: whole numbers
+    >= 0, 0 meaning a random zero; released counts k: whole numbers, P = 0 below 0), then call the
+    private hooks subclasses implement, which receive int64 arrays of one shape:
+    :meth:`_transition_pmf` and :meth:`_transition_sf`, and for sampling :meth:`_draw` (released
+    values of non-zero cells) and, when a random zero can be released as positive,
+    :meth:`_draw_from_zero`.  The rest (:meth:`_transition_mean`, :meth:`_transition_var`, the
+    support, the draws' inversion) has generic, vectorized defaults that subclasses may override
+    with closed forms.
     """
 
     #: The first element of this class's random-stream keys (distinct per class).
     _purpose: ClassVar[int] = 0
 
     # ------------------------------------------------------------------ transition probabilities
-    @abstractmethod
+    def _released_and_original(self, k: Any, j: Any, method: str) -> tuple[np.ndarray, np.ndarray]:
+        owner = f"{type(self).__name__}.{method}"
+        kk = check_counts(k, "the released counts k", owner, negative_ok=True)
+        jj = check_counts(j, "the original counts j", owner)
+        try:
+            kk, jj = np.broadcast_arrays(kk, jj)
+        except ValueError:
+            raise InvalidArgumentError(f"{owner}: k of shape {kk.shape} and j of shape {jj.shape} do not broadcast.") from None
+        return kk, jj
+
+    def _original(self, j: Any, method: str) -> np.ndarray:
+        return np.atleast_1d(check_counts(j, "the original counts j", f"{type(self).__name__}.{method}"))
+
     def transition_pmf(self, k: Any, j: Any) -> np.ndarray:
-        """P(released = k | original = j), broadcasting ``k`` against ``j`` (non-negative ints)."""
+        """P(released = k | original = j), broadcasting ``k`` against ``j``.
+
+        ``j`` are original counts (whole numbers >= 0; 0 is a random zero) and ``k`` released counts
+        (whole numbers; the probability is 0 below 0).  Anything else (1.5, -3, NaN) is refused.
+        """
+        kk, jj = self._released_and_original(k, j, "transition_pmf")
+        return self._pmf_checked(kk, jj)
+
+    def transition_sf(self, k: Any, j: Any) -> np.ndarray:
+        """P(released > k | original = j), computed directly (never as 1 - cdf); 1 for k < 0."""
+        kk, jj = self._released_and_original(k, j, "transition_sf")
+        return self._sf_checked(kk, jj)
+
+    def _pmf_checked(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
+        if k.size and int(k.min()) < 0:
+            return np.where(k < 0, 0.0, np.asarray(self._transition_pmf(np.maximum(k, 0), j), dtype=np.float64))
+        return np.asarray(self._transition_pmf(k, j), dtype=np.float64)
+
+    def _sf_checked(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
+        if k.size and int(k.min()) < 0:
+            return np.where(k < 0, 1.0, np.asarray(self._transition_sf(np.maximum(k, 0), j), dtype=np.float64))
+        return np.asarray(self._transition_sf(k, j), dtype=np.float64)
 
     @abstractmethod
-    def transition_sf(self, k: Any, j: Any) -> np.ndarray:
-        """P(released > k | original = j), computed directly (never as 1 - cdf)."""
+    def _transition_pmf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """P(released = k | original = j) for int64 arrays of one shape, k >= 0 and j >= 0."""
+
+    @abstractmethod
+    def _transition_sf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """P(released > k | original = j) for int64 arrays of one shape, k >= 0 and j >= 0."""
 
     def transition_support(self, j: Any, tol: float = 1e-12) -> np.ndarray:
         """For each j, the smallest k with P(released > k | j) <= tol (an int64 array)."""
-        j = np.atleast_1d(np.asarray(j, dtype=np.int64))
+        return self._support(self._original(j, "transition_support"), tol)
+
+    def _support(self, j: np.ndarray, tol: float) -> np.ndarray:
         hi = np.maximum(2 * j + 8, 16)
         for _ in range(64):
-            bad = self.transition_sf(hi, j) > tol
+            bad = self._transition_sf(hi, j) > tol
             if not bad.any():
                 break
             hi = np.where(bad, hi * 2, hi)
@@ -151,28 +234,42 @@ class CellwiseMechanism(Mechanism):
         # bisection on the monotone sf: lo has sf > tol (or is 0), hi has sf <= tol
         while np.any(hi - lo > 1):
             mid = (lo + hi) // 2
-            ok = self.transition_sf(mid, j) <= tol
+            ok = self._transition_sf(mid, j) <= tol
             hi = np.where(ok, mid, hi)
             lo = np.where(ok, lo, mid)
-        ok0 = self.transition_sf(np.zeros_like(hi), j) <= tol
+        ok0 = self._transition_sf(np.zeros_like(hi), j) <= tol
         return np.where(ok0, 0, hi)
 
     def transition_matrix(self, j: Any, k_max: int | None = None, tol: float = 1e-12) -> np.ndarray:
         """Rows P(k | j) for k = 0..k_max (``k_max`` defaults to the largest support over ``j``)."""
-        j = np.atleast_1d(np.asarray(j, dtype=np.int64))
+        jj = self._original(j, "transition_matrix")
+        if k_max is not None:
+            k_max = check_integer(k_max, "k_max", f"{type(self).__name__}.transition_matrix", low=0)
+        return self._matrix(jj, k_max, tol)
+
+    def _matrix(self, j: np.ndarray, k_max: int | None, tol: float) -> np.ndarray:
         if k_max is None:
-            k_max = int(self.transition_support(j, tol).max())
-        k = np.arange(k_max + 1)
-        return self.transition_pmf(k[None, :], j[:, None])
+            k_max = int(self._support(j, tol).max())
+        k = np.arange(k_max + 1, dtype=np.int64)
+        kk, jj = np.broadcast_arrays(k[None, :], j[:, None])
+        return np.asarray(self._transition_pmf(kk, jj), dtype=np.float64)
 
     def transition_mean(self, j: Any, tol: float = 1e-12) -> np.ndarray:
-        """E[released | original = j] by summation over the support."""
-        p = self.transition_matrix(j, tol=tol)
-        return p @ np.arange(p.shape[1])
+        """E[released | original = j]."""
+        return np.asarray(self._transition_mean(self._original(j, "transition_mean"), tol), dtype=np.float64)
 
     def transition_var(self, j: Any, tol: float = 1e-12) -> np.ndarray:
-        """Var[released | original = j] by summation over the support."""
-        p = self.transition_matrix(j, tol=tol)
+        """Var[released | original = j]."""
+        return np.asarray(self._transition_var(self._original(j, "transition_var"), tol), dtype=np.float64)
+
+    def _transition_mean(self, j: np.ndarray, tol: float) -> np.ndarray:
+        """E[released | j] by summation over the support (override with a closed form)."""
+        p = self._matrix(j, None, tol)
+        return p @ np.arange(p.shape[1])
+
+    def _transition_var(self, j: np.ndarray, tol: float) -> np.ndarray:
+        """Var[released | j] by summation over the support (override with a closed form)."""
+        p = self._matrix(j, None, tol)
         k = np.arange(p.shape[1])
         mean = p @ k
         return p @ (k.astype(float) ** 2) - mean**2
@@ -180,10 +277,8 @@ class CellwiseMechanism(Mechanism):
     # ------------------------------------------------------------------ sampling
     def zero_release_probability(self) -> float:
         """P(released > 0 | random zero): how likely an empty cell is released as positive."""
-        return float(np.asarray(self.transition_sf(0, 0)))
-
-    def _check_sample_table(self, table: CountTable) -> None:
-        """Refuse tables this mechanism cannot release (override to add checks)."""
+        zero = np.zeros(1, dtype=np.int64)
+        return float(np.asarray(self._transition_sf(zero, zero))[0])
 
     def _draw(self, counts: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         """Released values (int64) of cells with original ``counts`` (positive integers).
@@ -201,7 +296,7 @@ class CellwiseMechanism(Mechanism):
         sj = j[order]
         starts = np.flatnonzero(np.r_[True, sj[1:] != sj[:-1]])
         values = sj[starts]
-        rows = self.transition_matrix(values)
+        rows = self._matrix(values, None, 1e-12)
         cdf = np.cumsum(rows, axis=1)
         u = gen.random(j.size)
         out = np.empty(j.size, dtype=np.int64)
@@ -220,10 +315,11 @@ class CellwiseMechanism(Mechanism):
         """
         p_pos = self.zero_release_probability()
         hi = 64
-        while float(np.asarray(self.transition_sf(hi, 0))) > 1e-16 * p_pos and hi < 2**24:
+        zero = np.zeros(1, dtype=np.int64)
+        while float(self._transition_sf(np.array([hi], dtype=np.int64), zero)[0]) > 1e-16 * p_pos and hi < 2**24:
             hi *= 2
-        k = np.arange(1, hi + 1)
-        sf = np.asarray(self.transition_sf(k, 0), dtype=np.float64) / p_pos  # decreasing from < 1 to ~0
+        k = np.arange(1, hi + 1, dtype=np.int64)
+        sf = np.asarray(self._transition_sf(k, np.zeros_like(k)), dtype=np.float64) / p_pos  # decreasing from < 1 to ~0
         u = gen.random(size)
         pos = np.searchsorted(-sf, -u, side="left")  # first k whose sf / p_pos <= u
         return (np.minimum(pos, k.size - 1) + 1).astype(np.int64)
@@ -259,35 +355,18 @@ class CellwiseMechanism(Mechanism):
         keep = cnt > 0
         return idx[keep], cnt[keep]
 
-    def sample(
-        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, progress: bool = False
-    ) -> list[CountTable]:
-        """Draw ``m`` protected tables (implicates), block by block.
-
-        Parameters
-        ----------
-        table : CountTable
-            The original table.
-        m : int, default 1
-            Number of implicates.
-        rng : None, int, SeedSequence or Generator
-            Randomness; the same ``rng`` gives the same tables, however the blocks are processed.
-        progress : bool, default False
-            Show a progress bar on standard error.
-
-        Returns
-        -------
-        list of CountTable
-            On the original's variables and structural zeros; non-zero cells only.
-        """
-        return list(self.implicates(table, m, rng, progress=progress))
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[Release]:
+        """``m`` implicates drawn block by block: the same ``rng`` gives the same releases, however the
+        blocks are processed."""
+        return list(self._implicates(table, m, as_seed_sequence(rng), 0, progress))
 
     def implicates(
         self, table: CountTable, m: int = 1, rng: RNGLike = None, *, first: int = 0, progress: bool = False
-    ) -> Iterator[CountTable]:
+    ) -> Iterator[Release]:
         """Draw implicates ``first, ..., first + m - 1`` one at a time, as an iterator.
 
-        Implicate i has its own streams (keyed by the root seed, i and the block), so
+        Each implicate has the type :meth:`sample` returns.  Implicate i has its own streams (keyed
+        by the root seed, i and the block), so
         ``implicates(table, 5, rng=s)`` yields exactly the tables of ``sample(table, 5, rng=s)``
         while holding one of them at a time, and ``implicates(table, 1, rng=s, first=i)`` draws
         implicate i alone.  Writers of many implicates keep memory flat in ``m`` this way.
@@ -322,7 +401,8 @@ class CellwiseMechanism(Mechanism):
 
     def _implicates(
         self, table: CountTable, m: int, root: np.random.SeedSequence, first: int, progress: bool
-    ) -> Iterator[CountTable]:
+    ) -> Iterator[Release]:
+        """The implicates as released tables of the cells (override to release something else)."""
         blocks = table_blocks(table, with_empty=self.zero_release_probability() > 0 and table.n_random_zeros > 0)
         with _progress(m * len(blocks), progress) as bar:
             for i in range(first, first + m):
@@ -330,7 +410,7 @@ class CellwiseMechanism(Mechanism):
                 for block in blocks:
                     parts.append(self.sample_block(block, root, i))
                     bar.update(1)
-                yield assemble_blocks(table, parts)
+                yield assemble_blocks(table, parts)  # type: ignore[misc]  # Release is CountTable here
 
 
 def assemble_blocks(table: CountTable, parts: list[tuple[np.ndarray, np.ndarray]]) -> CountTable:

@@ -170,30 +170,13 @@ class FixedTotalMechanism(Mechanism):
         return 0, sums
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
-        """Draw ``m`` tables with the original total, in two passes over the blocks.
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[CountTable]:
+        """``m`` tables with the original total, in two passes over the blocks (``rng`` may be "secure").
 
-        Parameters
-        ----------
-        table : CountTable
-            Integer counts.
-        m : int, default 1
-            Number of implicates.
-        rng : None, int, SeedSequence, Generator or "secure"
-            The same ``rng`` gives the same tables, however the blocks are processed.
-
-        Returns
-        -------
-        list of CountTable
-            On the same variables and structural zeros.
-
-        Notes
-        -----
         Each implicate is a release from the same data: ``m`` implicates cost ``m * epsilon``
         by sequential composition (002 section 7.7.1).  Calibrate with epsilon / m per implicate.
         """
-        m = check_integer(m, "m", f"{type(self).__name__}.sample", low=1)
-        return list(self.implicates(table, m, rng))
+        return list(self._implicates(table, int(table.total), m, as_seed_sequence(rng), 0, progress))
 
     def implicates(
         self, table: CountTable, m: int = 1, rng: RNGLike = None, *, first: int = 0, progress: bool = False
@@ -225,9 +208,8 @@ class FixedTotalMechanism(Mechanism):
         >>> second.equals(synth.sample(t, m=2, rng=7)[1])
         True
         """
-        owner = f"{type(self).__name__}.implicates"
-        m = check_integer(m, "m", owner, low=1)
-        first = check_integer(first, "first", owner, low=0)
+        m = self._check_sample(table, m, "implicates")
+        first = check_integer(first, "first", f"{type(self).__name__}.implicates", low=0)
         total = self._check_sample_table(table)
         root = as_seed_sequence(rng)
         return self._implicates(table, total, m, root, first, progress)

@@ -14,7 +14,7 @@ the ptable's number of cell keys, so the order of summation never changes a cell
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -33,7 +33,7 @@ __all__ = ["CellKeyMethod", "FLOAT_KEY_BITS"]
 
 
 @register("mechanism", "ckm")
-class CellKeyMethod(CellwiseMechanism):
+class CellKeyMethod(CellwiseMechanism[PublishedTable]):
     """The cell key method with a given ptable, on the published cells of a publication.
 
     Parameters
@@ -107,16 +107,18 @@ class CellKeyMethod(CellwiseMechanism):
         return 10 if self.ptable.layout == "ons" else 0
 
     # ------------------------------------------------------------------ transition probabilities
-    def transition_pmf(self, k: Any, j: Any) -> np.ndarray:
+    _integer_counts = True
+
+    def _transition_pmf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
         return self.ptable.transition_pmf(k, j)
 
-    def transition_sf(self, k: Any, j: Any) -> np.ndarray:
+    def _transition_sf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
         return self.ptable.transition_sf(k, j)
 
-    def transition_mean(self, j: Any, tol: float = 1e-12) -> np.ndarray:
+    def _transition_mean(self, j: np.ndarray, tol: float) -> np.ndarray:
         return self.ptable.transition_mean(j)  # exact from the ptable's rows, no dense P(k | j)
 
-    def transition_var(self, j: Any, tol: float = 1e-12) -> np.ndarray:
+    def _transition_var(self, j: np.ndarray, tol: float) -> np.ndarray:
         return self.ptable.transition_var(j)
 
     def zero_release_probability(self) -> float:
@@ -235,22 +237,19 @@ class CellKeyMethod(CellwiseMechanism):
             keys[lo:hi] = self._generate(hi - lo, stream(root, self._purpose, implicate, int(b)))
         return keys
 
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[PublishedTable]:
-        """``m`` independent releases of the publication, each with fresh cell keys.
+    def _implicates(
+        self, table: CountTable, m: int, root: np.random.SeedSequence, first: int, progress: bool
+    ) -> Iterator[PublishedTable]:
+        """Releases ``first, ..., first + m - 1`` of the publication, each with fresh cell keys.
 
-        Returns
-        -------
-        list of PublishedTable
+        Implicate i's keys come from the streams keyed by i and the block (:meth:`cell_keys`), so
+        ``implicates(table, 1, rng=s, first=i)`` is the i-th release of ``sample(table, m, rng=s)``.
         """
-        m = self._check_sample(table, m, integer=True)
-        root = as_seed_sequence(rng)
         pub = self._publication(table)
-        out = []
-        for i in range(m):
+        for i in range(first, first + m):
             keys = self.cell_keys(table, root, i)
             fixed, integer = self._as_fixed(keys, "cell keys")
-            out.append(self._release(table, pub, fixed % np.uint64(self._modulus(integer)), integer, keys))
-        return out
+            yield self._release(table, pub, fixed % np.uint64(self._modulus(integer)), integer, keys)
 
     def perturb(
         self,

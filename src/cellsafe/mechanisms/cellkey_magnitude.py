@@ -280,14 +280,13 @@ class CellKeyMagnitude(Mechanism):
             measure=measure,
         )
 
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[PublishedTable]:
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[PublishedTable]:
         """``m`` releases of a table of sums by inner cell, each inner cell one contributor with a fresh key.
 
         ``table``'s counts are read as the values summed in each inner cell (fractional sums allowed);
         each inner cell's key is drawn anew per release (the sum of its records' uniform keys modulo
         1 is itself uniform).  For records, use :meth:`perturb`.
         """
-        m = self._check_sample(table, m)
         root = as_seed_sequence(rng)
         pub = self._publication(table)
         row = np.searchsorted(pub.inner_index, table.index)

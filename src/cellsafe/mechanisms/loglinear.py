@@ -107,21 +107,7 @@ class LogLinearSynthesizer(Mechanism):
         check_table(table, "LogLinearSynthesizer.expected")
         return ipf(table, self.margins, tol=self.tol, max_iter=self.max_iter).fitted
 
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
-        """Draw ``m`` synthetic tables (implicates).
-
-        Parameters
-        ----------
-        table : CountTable
-            The original table.
-        m : int, default 1
-        rng : None, int, SeedSequence or Generator
-            The same ``rng`` gives the same tables.
-
-        Returns
-        -------
-        list of CountTable
-            Integer tables on the original's variables and structural zeros.
-        """
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[CountTable]:
+        """``m`` synthetic tables: integer tables on the original's variables and structural zeros."""
         mu = self.expected(table)
-        return SaturatedSynthesizer(self.distribution, alpha=self.alpha).sample(mu, m=m, rng=rng)
+        return SaturatedSynthesizer(self.distribution, alpha=self.alpha).sample(mu, m=m, rng=rng, progress=progress)

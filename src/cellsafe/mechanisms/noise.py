@@ -62,14 +62,14 @@ class _ClampedNoise(CellwiseMechanism):
         """The noise distribution N (a DiscreteLaplace or DiscreteGaussian)."""
         return self._noise
 
-    def transition_pmf(self, k: Any, j: Any) -> np.ndarray:
+    def _transition_pmf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
         """P(released = k | original = j): P(N = k - j) for k >= 1, P(N <= -j) for k = 0."""
         k, j = _grid(k, j)
         integer = k == np.floor(k)
         out = np.where((k > 0) & integer, self._noise.pmf(np.where(integer, k - j, 0.0)), 0.0)
         return np.where(k == 0, self._noise.cdf(-j), out)
 
-    def transition_sf(self, k: Any, j: Any) -> np.ndarray:
+    def _transition_sf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
         """P(released > k | original = j) = P(N > floor(k) - j) for k >= 0, and 1 below 0."""
         k, j = _grid(k, j)
         kf = np.floor(k)
@@ -77,7 +77,7 @@ class _ClampedNoise(CellwiseMechanism):
 
     def transition_logpmf(self, k: Any, j: Any) -> np.ndarray:
         """log P(released = k | original = j), finite where the probability underflows."""
-        k, j = _grid(k, j)
+        k, j = _grid(*self._released_and_original(k, j, "transition_logpmf"))
         integer = (k == np.floor(k)) & (k >= 0)
         out = np.where(integer & (k > 0), self._noise.logpmf(np.where(integer, k - j, 0.0)), -np.inf)
         return np.where(k == 0, self._noise.logcdf(-j), out)
@@ -153,16 +153,16 @@ class GeometricNoise(_ClampedNoise):
         value = float(exact)
         return value if value <= exact else math.nextafter(value, 0.0)
 
-    def transition_mean(self, j: Any, tol: float = 1e-12) -> np.ndarray:
+    def _transition_mean(self, j: np.ndarray, tol: float) -> np.ndarray:
         """E[released | j] = j + q^(j+1) / (1 - q^2)."""
-        j = np.atleast_1d(np.asarray(j, dtype=np.float64))
+        j = j.astype(np.float64)
         r = self._noise.rate
         one_minus_q = -math.expm1(-r)
         return j + np.exp(-r * (j + 1.0)) / (one_minus_q * (1.0 + math.exp(-r)))
 
-    def transition_var(self, j: Any, tol: float = 1e-12) -> np.ndarray:
+    def _transition_var(self, j: np.ndarray, tol: float) -> np.ndarray:
         """Var[released | j] = j^2 + (2q - q^(j+1)) / (1 - q)^2 - E^2."""
-        j = np.atleast_1d(np.asarray(j, dtype=np.float64))
+        j = j.astype(np.float64)
         r = self._noise.rate
         q = math.exp(-r)
         one_minus_q = -math.expm1(-r)

@@ -218,19 +218,12 @@ class SmallCountRounding(Mechanism):
         self._check_params()
         check_publication_spec(publication, "SmallCountRounding")
 
-    def sample(
-        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, progress: bool = False
-    ) -> list[PublishedTable]:
-        """``m`` roundings of ``table``'s publication (independent tie-breaking).
+    _integer_counts = True
 
-        ``progress`` shows a bar of the rounding's iterations on standard error.
-
-        Returns
-        -------
-        list of PublishedTable
-            With the rounded inner cells in ``inner_released`` (``inner_table()``).
-        """
-        m = self._check_sample(table, m, integer=True)
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[PublishedTable]:
+        """``m`` roundings of ``table``'s publication (independent tie-breaking), with the rounded inner
+        cells in ``inner_released`` (``inner_table()``); ``progress`` shows a bar of the rounding's
+        iterations on standard error."""
         gen = as_generator(rng)
         pub = publication_for(table, self.publication)
         published_original = pub.aggregate(table)  # refuses non-zero cells outside the inner cells

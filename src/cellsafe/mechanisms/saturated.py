@@ -110,9 +110,8 @@ class SaturatedSynthesizer(CellwiseMechanism):
         # random zeros use alpha; when alpha = 0 any positive placeholder works (overwritten below)
         return np.where(j > 0, j, self.alpha if self.alpha > 0 else 1.0).astype(np.float64)
 
-    def transition_pmf(self, k: Any, j: Any) -> np.ndarray:
+    def _transition_pmf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
         """P(released = k | original = j); j = 0 is a random zero (mean alpha, or zeros_to_ones)."""
-        k, j = np.broadcast_arrays(np.asarray(k), np.asarray(j))
         out = np.asarray(self.distribution.pmf(k, self._mu(j)), dtype=np.float64)
         zero = j == 0
         if np.any(zero) and not self.alpha > 0:
@@ -120,9 +119,8 @@ class SaturatedSynthesizer(CellwiseMechanism):
             out = np.where(zero, np.where(k == 0, 1.0 - p, np.where(k == 1, p, 0.0)), out)
         return out
 
-    def transition_sf(self, k: Any, j: Any) -> np.ndarray:
+    def _transition_sf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
         """P(released > k | original = j)."""
-        k, j = np.broadcast_arrays(np.asarray(k), np.asarray(j))
         out = np.asarray(self.distribution.sf(k, self._mu(j)), dtype=np.float64)
         zero = j == 0
         if np.any(zero) and not self.alpha > 0:
@@ -130,17 +128,15 @@ class SaturatedSynthesizer(CellwiseMechanism):
             out = np.where(zero, np.where(k < 0, 1.0, np.where(k < 1, p, 0.0)), out)
         return out
 
-    def transition_mean(self, j: Any, tol: float = 1e-12) -> np.ndarray:
+    def _transition_mean(self, j: np.ndarray, tol: float) -> np.ndarray:
         """E[released | original = j]: the distribution's mean at mu = j (alpha for j = 0)."""
-        j = np.atleast_1d(np.asarray(j))
         out = np.asarray(self.distribution.mean(self._mu(j)), dtype=np.float64)
         if not self.alpha > 0:
             out = np.where(j == 0, float(self.zeros_to_ones), out)
         return out
 
-    def transition_var(self, j: Any, tol: float = 1e-12) -> np.ndarray:
+    def _transition_var(self, j: np.ndarray, tol: float) -> np.ndarray:
         """Var[released | original = j]."""
-        j = np.atleast_1d(np.asarray(j))
         out = np.asarray(self.distribution.var(self._mu(j)), dtype=np.float64)
         if not self.alpha > 0:
             p = float(self.zeros_to_ones)

@@ -320,16 +320,15 @@ class CellSuppression(Mechanism):
             )
         self.rules_ = tuple(parse_rule(r) for r in rules)
 
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None, *, progress: bool = False) -> list[PublishedTable]:
+    def _check_sample_table(self, table: CountTable) -> None:
+        if not table.is_integer:
+            raise DataError("cell suppression of a frequency table needs integer counts; use suppress_magnitude for sums.")
+
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[PublishedTable]:
         """The suppressed publication of a frequency table (``m`` identical copies: the method is deterministic).
 
         ``progress=True`` draws a bar on standard error over the protection-level programs (``intervals``).
         """
-        owner = "CellSuppression.sample"
-        check_table(table, owner)
-        if not table.is_integer:
-            raise DataError("cell suppression of a frequency table needs integer counts; use suppress_magnitude for sums.")
-        m = check_integer(m, "m", owner, low=1)
         pub = publication_for(table, self.publication)
         original = pub.aggregate(table)
         inner = pub.inner_counts(table)
