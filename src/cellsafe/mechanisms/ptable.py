@@ -25,7 +25,7 @@ import numpy as np
 
 from .._frames import pd
 from .._params import Configurable, Param, refuse_renamed
-from .._validation import check_in, check_integer, check_real
+from .._validation import check_counts, check_in, check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError
 
 __all__ = ["PTable"]
@@ -502,9 +502,8 @@ class PTable(GeneratedTable):
         return cols - r, self._P[r, cols]
 
     def transition_pmf(self, k: Any, j: Any) -> np.ndarray:
-        """P(released = k | original = j), broadcasting."""
-        k = np.asarray(k, dtype=np.int64)
-        j = np.asarray(j, dtype=np.int64)
+        """P(released = k | original = j), broadcasting (whole numbers; original counts >= 0)."""
+        k, j = _counts(k, j, "transition_pmf")
         r = self.row_of(j)
         col = r + (k - j)
         ok = (col >= 0) & (col < self._P.shape[1])
@@ -523,22 +522,28 @@ class PTable(GeneratedTable):
         The rows hold every deviation, so this equals the sum over the support without building a
         row of P(k | j) per original count (the a priori metrics call it for every distinct count).
         """
-        j = np.asarray(j, dtype=np.int64)
+        j = check_counts(j, "the original counts j", "PTable.transition_mean")
         return j + self._row_moments()[0][self.row_of(j)]
 
     def transition_var(self, j: Any) -> np.ndarray:
         """Var[released | original = j]: the variance of the deviation in j's row."""
-        j = np.asarray(j, dtype=np.int64)
+        j = check_counts(j, "the original counts j", "PTable.transition_var")
         return self._row_moments()[1][self.row_of(j)]
 
     def transition_sf(self, k: Any, j: Any) -> np.ndarray:
         """P(released > k | original = j), from the tail sums of the row."""
-        k = np.asarray(k, dtype=np.int64)
-        j = np.asarray(j, dtype=np.int64)
+        k, j = _counts(k, j, "transition_sf")
         r = self.row_of(j)
         col = np.clip(r + (k - j) + 1, 0, self._P.shape[1])
         return self._sf[r, col]
 
+
+
+def _counts(k: Any, j: Any, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Released counts k (whole numbers) and original counts j (whole numbers >= 0), checked."""
+    owner = f"PTable.{method}"
+    return (check_counts(k, "the released counts k", owner, negative_ok=True),
+            check_counts(j, "the original counts j", owner))
 
 
 def _read_ons_csv(path: "str | os.PathLike[str]") -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
