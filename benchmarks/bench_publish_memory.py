@@ -57,7 +57,8 @@ def main() -> None:
         figures = {}
         for method in ("scr", "ckm"):
             out = folder / f"{method}.csv"
-            dt, peak, _ = run_process([*common, "--method", method, "--output", str(out)], repeat=2)
+            ptable = ["--D", "5", "--V", "3", "--js", "2"] if method == "ckm" else []
+            dt, peak, _ = run_process([*common, "--method", method, *ptable, "--output", str(out)], repeat=2)
             figures[method] = (dt, peak)
             cells = sum(1 for _ in open(out)) - 1
             print(f"  {method}: {dt:6.2f} s, peak RSS {peak:7.0f} MB, {cells:,} published cells")

@@ -128,11 +128,11 @@ CASES = [
     ("publish-over-input", PUB + " --method scr --output {d}/people.csv", 2, "is the input", ["people.csv"], []),
     ("publish-xlsx-refused", PUB + " --method scr --output {d}/p.xlsx", 2, "must end in", [], ["p.xlsx"]),
     ("publish-json", PUB + " --method scr --output {d}/p.json", 0, "", ["p.json", "p.json.manifest.json"], []),
-    ("publish-parquet", PUB + " --method ckm --output {d}/p.parquet", 0, "", ["p.parquet", "p.parquet.manifest.json"], []),
+    ("publish-parquet", PUB + " --method ckm --D 5 --V 3 --js 2 --output {d}/p.parquet", 0, "", ["p.parquet", "p.parquet.manifest.json"], []),
     ("publish-existing-refused", PUB + " --method scr --output {d}/exists.csv", 2, "exists", ["exists.csv"], ["exists.csv.manifest.json"]),
     ("publish-existing-overwrite", PUB + " --method scr --overwrite --output {d}/exists.csv", 0, "", ["exists.csv.manifest.json"], []),
     ("publish-into-missing-folder", PUB + " --method scr --output {d}/new/deeper/p.csv", 0, "", ["new/deeper/p.csv"], []),
-    ("publish-ckm", PUB.replace(" --quiet", "") + " --method ckm --output {d}/p.csv", 0, "published cells", ["p.csv"], []),
+    ("publish-ckm", PUB.replace(" --quiet", "") + " --method ckm --D 5 --V 3 --js 2 --output {d}/p.csv", 0, "published cells", ["p.csv"], []),
     ("publish-scr", PUB.replace(" --quiet", "") + " --method scr --output {d}/p.csv", 0, "published cells", ["p.csv"], []),
     ("publish-escape-formulas", "publish {d}/formula.csv --variables name --count n --formula name --method scr --base 2 --escape-formulas --output {d}/p.csv", 0, "", ["p.csv"], []),
     ("publish-bad-method-option", PUB + " --method scr --D 3 --output {d}/p.csv", 2, "ckm only", [], ["p.csv", "p.csv.manifest.json"]),
@@ -162,7 +162,7 @@ CASES = [
     ("sigma-huge-assess", "assess {d}/freq.csv --variables sex,age --count count --distribution pig --sigma 1e300", 2, "'sigma' parameter of PIG must be a float in (0, 1e+12]", [], []),
     ("sigma-huge-tune", "tune {d}/freq.csv --variables sex,age --count count --distribution nbi --sigma 1e300 --solve alpha --target tau4(1)=0.4", 2, "'sigma' parameter of NBI must be a float in (0, 1e+12]", [], []),
     ("alpha-huge-tune", "tune {d}/freq.csv --variables sex,age --count count --distribution nbi --alpha 1e300 --solve sigma --target tau4(1)=0.4", 2, "'alpha' parameter of SaturatedSynthesizer must be a float in [0, 1e+06]", [], []),
-    ("ckm-huge-D", PUB + " --method ckm --D 1000000000 --output {d}/p.csv", 2, "'D' parameter of PTable.generate must be an int in [1, 100]. Got 1000000000 instead. Choose D of at most 100", [], ["p.csv", "p.csv.manifest.json"]),
+    ("ckm-huge-D", PUB + " --method ckm --D 1000000000 --V 3 --output {d}/p.csv", 2, "'D' parameter of PTable.generate must be an int in [1, 100]. Got 1000000000 instead. Choose D of at most 100", [], ["p.csv", "p.csv.manifest.json"]),
     ("poisson-with-sigma", SYN + " --count count --sigma 1 --output {d}/o", 2, "does not apply", [], ["o"]),
     ("nbi-without-sigma", SYN.replace("poisson", "nbi") + " --count count --output {d}/o", 2, "needs --sigma", [], ["o"]),
     ("mechanism-and-distribution", "assess {d}/freq.csv --variables sex,age --count count --mechanism nbi:sigma=1 --sigma 1", 2, "drop", [], []),
@@ -280,7 +280,7 @@ def test_escaped_formulas(tmp_path, capsys):
 
 def test_published_counts_are_integers_with_table_id(tmp_path, capsys):
     _files(tmp_path)
-    assert main((PUB + " --method ckm --output {d}/p.parquet").format(d=tmp_path).split()) == 0
+    assert main((PUB + " --method ckm --D 5 --V 3 --js 2 --output {d}/p.parquet").format(d=tmp_path).split()) == 0
     df = pd.read_parquet(tmp_path / "p.parquet")
     assert str(df["count"].dtype) == "Int64"
     assert set(df["table"]) == {"Total", "sex", "age", "sex:age"}

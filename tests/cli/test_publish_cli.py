@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from cellsafe.cli.main import main
+from cellsafe.mechanisms import make_mechanism
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 LANG = REF / "langsrud"
@@ -43,9 +44,30 @@ def test_publish_ckm_generated_ptable(tmp_path, micro, capsys):
     assert list(df.columns) == ["table", "party", "age", "sex", "count"] and len(df) == 24
     assert not df["count"].isin([1, 2]).any()
     again = tmp_path / "again.csv"
-    _run(["publish", micro, "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",
-          "--seed", 1, "--output", again, "--quiet"], capsys)
-    pd.testing.assert_frame_equal(df, pd.read_csv(again))  # defaults are D=5, V=3, js=2
+    rc, _, err = _run(["publish", micro, "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",
+                       "--seed", 1, "--output", again, "--quiet"], capsys)
+    assert rc == 2 and "needs its ptable: --D and --V" in err  # no default ptable: the library declares none
+
+
+@pytest.mark.parametrize("words", [["--D", "5", "--V", "3"], ["--D", "5", "--V", "3", "--js", "2"]])
+def test_publish_and_assess_with_the_same_words_use_the_same_ptable(tmp_path, micro, capsys, words):
+    """The ptable published is the ptable assessed: its sha256 in publish's manifest, assess's JSON and report's
+    manifest are one (publish used js = 2 where assess used the library's js = 0)."""
+    spec = "ckm:" + ",".join(f"{a[2:]}={b}" for a, b in zip(words[::2], words[1::2]))
+    out = tmp_path / "published.csv"
+    assert _run(["publish", micro, "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm", *words,
+                 "--seed", 1, "--quiet", "--output", out], capsys)[0] == 0
+    published = json.loads(Path(f"{out}.manifest.json").read_text())["mechanism"]
+    rc, stdout, _ = _run(["assess", micro, "--variables", "party,age,sex", "--mechanism", spec, "--json"], capsys)
+    assessed = json.loads(stdout)
+    report = tmp_path / "report.html"
+    assert _run(["report", micro, "--variables", "party,age,sex", "--mechanism", spec, "--no-frontier",
+                 "--no-hellinger", "--quiet", "--output", report], capsys)[0] == 0
+    reported = json.loads(Path(f"{report}.manifest.json").read_text())["details"]["report"]["mechanisms"][0]
+    assert rc == 0 and len(published["ptable_sha256"]) == 64
+    assert published["ptable_sha256"] == assessed["ptable_sha256"] == reported["ptable_sha256"]
+    assert published["spec"] == f"{spec},publication={FORMULA}" and assessed["spec"] == spec == reported["spec"]
+    assert make_mechanism(published["spec"]).ptable == make_mechanism(assessed["spec"]).ptable
 
 
 def test_publish_ckm_ons(tmp_path, micro, capsys):
@@ -71,14 +93,14 @@ def test_publish_manifest_records_the_parameters(tmp_path, micro, capsys):
         return entry
 
     ckm = mechanism("--method", "ckm", "--D", 4, "--V", 2.5, "--js", 1)
-    assert ckm["spec"] == "ckm:D=4,V=2.5,js=1" and ckm["class"] == "CellKeyMethod"
+    assert ckm["spec"] == f"ckm:D=4,V=2.5,js=1,publication={FORMULA}" and ckm["class"] == "CellKeyMethod"
     assert {"D": 4, "V": 2.5, "js": 1}.items() <= ckm["parameters"]["ptable"]["parameters"].items()
     assert ckm["parameters"]["publication"] == FORMULA and ckm["parameters"]["threshold_in_use"] == 0
     ons = mechanism("--method", "ckm", "--ptable", ONS, "--record-key", "rkey")
     assert "spec" not in ons and ons["parameters"]["ptable"]["file"] == str(ONS)
     assert ons["parameters"]["ptable"]["layout"] == "ons" and ons["parameters"]["threshold_in_use"] == 10
     scr = mechanism("--method", "scr", "--base", 5)
-    assert scr["spec"] == "scr:base=5" and scr["parameters"]["base"] == 5 and scr["parameters"]["publication"] == FORMULA
+    assert scr["spec"] == f"scr:publication={FORMULA},base=5" and scr["parameters"]["base"] == 5 and scr["parameters"]["publication"] == FORMULA
     sup = mechanism("--method", "suppress", "--rule", "freq<=2")
     assert sup["parameters"]["rules"] == ["freq<=2"] and sup["method"] == "suppress"
 
@@ -153,7 +175,7 @@ def test_compare_text(capsys):
         (["publish", "{micro}", "--variables", "party,age,sex", "--formula", "party*nope", "--method", "scr",
           "--output", "{out}"], "unknown variable 'nope'"),
         (["publish", "{micro}", "--variables", "party,age,sex", "--formula", FORMULA, "--method", "ckm",
-          "--D", "0", "--output", "{out}"], "'D' parameter"),
+          "--D", "0", "--V", "3", "--output", "{out}"], "'D' parameter"),
         (["compare", "{inner}", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
           "--published", "nofile", "--sensitive", "party", "--keys", "age,sex"], "NAME=FILE"),
         (["compare", "{inner}", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,

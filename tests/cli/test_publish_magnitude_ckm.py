@@ -75,7 +75,8 @@ def test_bad_input(tmp_path, capsys, extra, records, fragment):
     if records is not None:
         (tmp_path / "r.csv").write_text(records)
         source = str(tmp_path / "r.csv")
-    args = ["publish", source, *COMMON, "--fp", "100", "--output", str(tmp_path / "out.csv")]
+    table = [] if "--ptable" in extra else ["--V", "3"] + ([] if "--D" in extra else ["--D", "10"])
+    args = ["publish", source, *COMMON, *table, "--fp", "100", "--output", str(tmp_path / "out.csv")]
     if extra[:1] == ["--fp"]:
         i = args.index("--fp")
         del args[i : i + 2]
@@ -88,6 +89,12 @@ def test_bad_input(tmp_path, capsys, extra, records, fragment):
     assert main(args + extra) == 2
     assert fragment in capsys.readouterr().err
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_the_ptable_is_given_never_assumed(tmp_path, capsys):
+    """No --D/--V and no --ptable: the library declares no default ptable, so neither does the command."""
+    code = main(["publish", RECORDS, *COMMON, "--fp", "100", "--output", str(tmp_path / "x.csv")])
+    assert code == 2 and "needs its ptable: --D and --V" in capsys.readouterr().err
 
 
 def test_magnitude_options_need_value(tmp_path, capsys):
@@ -115,7 +122,7 @@ def test_hierarchy(tmp_path):
     out = tmp_path / "h_out.csv"
     assert main(["publish", RECORDS, "--variables", "sector,region", "--formula", "sector*top + sector*region",
                  "--hierarchy", f"region={tmp_path / 'h.csv'}:top", "--method", "ckm", "--value", "turnover",
-                 "--record-key", "rkey", "--fp", "400", "--quiet", "--output", str(out)]) == 0
+                 "--record-key", "rkey", "--fp", "400", "--D", "10", "--V", "3", "--quiet", "--output", str(out)]) == 0
     frame = pd.read_csv(out, keep_default_na=False)
     assert set(frame["region"]) == {"all", "N", "S", "Total"}
     assert (frame["turnover"] >= 0).all()

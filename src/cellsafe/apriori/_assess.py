@@ -12,7 +12,7 @@ from .._frames import tau_dict, within_dict
 from .._results import Result
 from .._validation import check_integer, check_real
 from ..exceptions import InvalidArgumentError
-from ..mechanisms import CellwiseMechanism
+from ..mechanisms import CellwiseMechanism, mechanism_record
 from ._risk import _tau_frame
 from ._rows import TAIL_TOL, _moments
 from ._sizes import DEFAULT_K, DEFAULT_P, _check_counts, _check_mechanism, _check_percentages, cell_sizes
@@ -39,6 +39,10 @@ class Assessment(Result):
         Expected share within p% (see :func:`expected_within`).
     d : tuple of float
         Distances d for P(|n_syn - n| < d).
+    spec : str or None
+        The spec that rebuilds the mechanism (:func:`~cellsafe.mechanisms.mechanism_spec`).
+    ptable_sha256 : str or None
+        The sha256 of the mechanism's perturbation table, when it has one (as manifests record it).
     """
 
     mechanism: str
@@ -50,12 +54,15 @@ class Assessment(Result):
     hellinger: ExpectedHellinger | None
     within: pd.DataFrame = field(repr=False)
     d: tuple[float, ...] = ()
+    spec: str | None = None
+    ptable_sha256: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the keys of ``cellsafe assess --json``)."""
         tot = self.total_distribution
         out: dict[str, Any] = {
             "mechanism": self.mechanism,
+            "spec": self.spec,
             "n_cells": int(self.n_cells) if float(self.n_cells).is_integer() else self.n_cells,
             "tau": tau_dict(self.tau),
             "expected_squared_error": self.squared_error.per_implicate,
@@ -74,6 +81,8 @@ class Assessment(Result):
         if self.hellinger is not None:
             out["expected_hellinger_distance"] = self.hellinger.distance
             out["expected_hellinger_utility"] = self.hellinger.utility
+        if self.ptable_sha256 is not None:
+            out["ptable_sha256"] = self.ptable_sha256
         return out
 
     def to_frame(self) -> pd.DataFrame:
@@ -158,8 +167,11 @@ def assess(
         raise InvalidArgumentError(f"The 'd' parameter of assess must hold distances >= 0. Got {d!r} instead.")
     tol = check_real(tol, "tol", "assess", low=0.0, high=1e-3, low_open=True)
     moments = _moments(mech, cs.values)
+    record = mechanism_record(mech)
     return Assessment(
         mechanism=repr(mech),
+        spec=record["spec"],
+        ptable_sha256=record.get("ptable_sha256"),
         n_cells=cs.n_cells,
         total=cs.total,
         tau=_tau_frame(cs, mech, kk),

@@ -227,14 +227,11 @@ def outputs_from_args(
     for path in every:
         manifest.add_input(path)
     if mechanism is not None:
-        spec = None
-        try:
-            from ..mechanisms import mechanism_spec
+        from ..mechanisms import mechanism_record
 
-            spec = mechanism_spec(mechanism)
-        except Exception:  # a mechanism without a spec (a ptable read from a file, a prior): its parameters suffice
-            spec = None
-        manifest.set_mechanism(mechanism, spec)
+        record = mechanism_record(mechanism)  # no spec for a ptable read from a file, a prior: its parameters suffice
+        manifest.set_mechanism(mechanism, record["spec"])
+        manifest.mechanism.update({k: v for k, v in record.items() if k in ("spec_note", "ptable_sha256")})
     if seed != "unused":
         manifest.set_seed(seed)
     return OutputSet(

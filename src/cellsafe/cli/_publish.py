@@ -51,7 +51,7 @@ examples:
 
   # the cell key method on the same magnitude table: noise scaled to the 3 largest contributions
   cellsafe publish firms.parquet --variables nace,region --formula "nace*region" --method ckm \\
-      --value turnover --contributor firm_id --record-key rkey --fp 5000 --top-k 3 --flex-weights 1,0.5,0.2 \\
+      --value turnover --contributor firm_id --record-key rkey --D 10 --V 3 --fp 5000 --top-k 3 --flex-weights 1,0.5,0.2 \\
       --output turnover_ckm.csv
 
 Writes the published cells in long format: the variables ('Total' where a cell aggregates) and 'count'
@@ -116,15 +116,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _ptable(args: argparse.Namespace) -> PTable:
-    generated = any(x is not None for x in (args.D, args.V, args.js))
-    if args.ptable and generated:
-        raise InvalidArgumentError("give either --ptable FILE or --D/--V/--js, not both.")
+def _cell_key_method(args: argparse.Namespace, publication: Any) -> CellKeyMethod:
+    """The cell key method of --ptable FILE, or of the spec --D, --V, --js make: the library's defaults, as
+    ``assess --mechanism 'ckm:D=..,V=..'`` builds it (one code path, the same ptable)."""
+    from ..mechanisms import make_mechanism
+
+    given = {k: getattr(args, k) for k in ("D", "V", "js") if getattr(args, k) is not None}
     if args.ptable:
-        return PTable.read(args.ptable)
-    return PTable.generate(
-        D=5 if args.D is None else args.D, V=3.0 if args.V is None else args.V, js=2 if args.js is None else args.js
-    )
+        if given:
+            raise InvalidArgumentError("give either --ptable FILE or --D/--V/--js, not both.")
+        return CellKeyMethod(PTable.read(args.ptable), publication, threshold=args.threshold)
+    if "D" not in given or "V" not in given:
+        raise InvalidArgumentError(
+            "the cell key method needs its ptable: --D and --V (and --js; 001's ptable is --D 5 --V 3 --js 2), "
+            "or --ptable FILE."
+        )
+    mech = make_mechanism({"mechanism": "ckm", **given, "publication": publication, "threshold": args.threshold})
+    assert isinstance(mech, CellKeyMethod)
+    return mech
 
 
 def read_hierarchy(spec: str) -> tuple[str, Hierarchy]:
@@ -231,7 +240,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         if args.record_key and args.count:
             raise InvalidArgumentError("--record-key needs microdata (one row per record); drop --count.")
         formula: Any = None if hierarchies else args.formula  # with hierarchies: built below from the table
-        ckm = mech = CellKeyMethod(_ptable(args), formula, threshold=args.threshold)
+        ckm = mech = _cell_key_method(args, formula)
         if uses_spark(args):
             return _publish_spark(args, names, rng, ckm, outputs, target)
         if hierarchies:
@@ -271,19 +280,15 @@ def _record_mechanism(manifest: Any, mech: Any, args: argparse.Namespace) -> Non
     A publication built with hierarchies is recorded by its formula (the hierarchy files are inputs, with their
     sha256); a ptable read from a file by where it was read from (also an input).
     """
-    from ..mechanisms import mechanism_spec
+    from ..mechanisms import mechanism_record
 
     params = mech.get_params()
     if "publication" in params and not isinstance(params["publication"], (str, type(None))):
         params["publication"] = args.formula
     ptable = params.get("ptable")
-    spec = None
-    if ptable is None or ptable.generated:  # a read ptable has no spec: 'ckm' alone would mean the default one
-        try:
-            spec = mechanism_spec(mech)
-        except Exception:  # noqa: BLE001  a mechanism without a spec: its parameters suffice
-            spec = None
-    manifest.set_mechanism(mech, spec)
+    record = mechanism_record(mech)  # a read ptable has no spec: its file is an input, with its sha256
+    manifest.set_mechanism(mech, record["spec"])
+    manifest.mechanism.update({k: v for k, v in record.items() if k in ("spec_note", "ptable_sha256")})
     manifest.mechanism["method"] = args.method
     entry = manifest.mechanism["parameters"]
     entry["publication"] = params.get("publication", args.formula)

@@ -18,14 +18,14 @@ def add_magnitude_ckm_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
         "cell key method for a magnitude table (--method ckm --value COL)",
         "noise scaled to each cell's largest contributions by the flex function (R's cellKey); the ptable is "
-        "--ptable FILE (ptable's create_num_ptable layout) or generated from --D (default 10), --V (default 3), "
+        "--ptable FILE (ptable's create_num_ptable layout) or generated from --D and --V (e.g. --D 10 --V 3), "
         "--step and --icat",
     )
     g.add_argument("--fp", type=float, metavar="X", help="flex point: contributions below X get noise --p-small times their size")
-    g.add_argument("--top-k", type=int, default=1, metavar="K", help="largest contributions making noise, 1..6 (default 1)")
-    g.add_argument("--p-small", type=float, default=0.25, metavar="P", help="noise share of contributions up to the flex point (default 0.25)")
-    g.add_argument("--p-large", type=float, default=0.05, metavar="P", help="noise share of very large contributions (default 0.05)")
-    g.add_argument("--q", type=float, default=3.0, metavar="Q", help="steepness of the flex function, >= 1 (default 3)")
+    g.add_argument("--top-k", type=int, default=None, metavar="K", help="largest contributions making noise, 1..6 (default 1)")
+    g.add_argument("--p-small", type=float, default=None, metavar="P", help="noise share of contributions up to the flex point (default 0.25)")
+    g.add_argument("--p-large", type=float, default=None, metavar="P", help="noise share of very large contributions (default 0.05)")
+    g.add_argument("--q", type=float, default=None, metavar="Q", help="steepness of the flex function, >= 1 (default 3)")
     g.add_argument("--flex-weights", metavar="W,W,...",
                    help="weights of the --top-k components: 1 first, non-increasing (default all 1)")
     g.add_argument("--epsilon", action=Renamed, new="--flex-weights")
@@ -56,24 +56,32 @@ def publish_magnitude_ckm(args: argparse.Namespace, names: list[str], rng: Any, 
             "the cell key method for magnitude tables needs --fp X, the flex point (contributions below X get noise "
             "--p-small times their size; choose it near the size of a typical large contribution)."
         )
-    ptable = _magnitude_ptable(args)
     weights = tuple(parse_float_list(args.flex_weights, "--flex-weights")) if args.flex_weights else None
-    mech = CellKeyMagnitude(
-        ptable, args.formula, fp=args.fp, top_k=args.top_k, p_small=args.p_small, p_large=args.p_large, q=args.q,
-        flex_weights=weights, mu_c=0.0 if args.mu_c is None else args.mu_c, use_zero_rkeys=args.use_zero_rkeys,
-    )
+    given = {"fp": args.fp, "top_k": args.top_k, "p_small": args.p_small, "p_large": args.p_large, "q": args.q,
+             "flex_weights": weights, "mu_c": args.mu_c, "use_zero_rkeys": args.use_zero_rkeys or None}
+    own = {k: v for k, v in given.items() if v is not None}  # the library's defaults for the rest
+    mech = _magnitude_method(args, own)
     res = mech.perturb(args.input, variables=names, value=args.value, contributor=args.contributor,
                        record_key=args.record_key, hierarchies=hierarchies or None, sensitive=args.rule or None, rng=rng)
     return res, mech
 
 
-def _magnitude_ptable(args: argparse.Namespace) -> MagnitudePTable:
-    generated = any(x is not None for x in (args.D, args.V, args.step, args.icat))
-    if args.ptable:
-        if generated:
-            raise InvalidArgumentError("give either --ptable FILE or --D/--V/--step/--icat, not both.")
-        return MagnitudePTable.read(args.ptable)
+def _magnitude_method(args: argparse.Namespace, own: dict[str, Any]) -> CellKeyMagnitude:
+    """The method with the ptable of --ptable FILE, or the one --D, --V, --step and --icat generate (as the spec
+    'ckm-magnitude:D=..,V=..' builds it)."""
+    from ..mechanisms import make_mechanism
+
     icat = tuple(parse_float_list(args.icat, "--icat")) if args.icat else None
-    return MagnitudePTable.generate(
-        D=10 if args.D is None else args.D, V=3.0 if args.V is None else args.V, step=2 if args.step is None else args.step, icat=icat
-    )
+    table = {k: v for k, v in (("D", args.D), ("V", args.V), ("step", args.step), ("icat", icat)) if v is not None}
+    if args.ptable:
+        if table:
+            raise InvalidArgumentError("give either --ptable FILE or --D/--V/--step/--icat, not both.")
+        return CellKeyMagnitude(MagnitudePTable.read(args.ptable), args.formula, **own)
+    if "D" not in table or "V" not in table:
+        raise InvalidArgumentError(
+            "the cell key method for magnitude tables needs its ptable: --D and --V (e.g. --D 10 --V 3, with --step "
+            "and --icat), or --ptable FILE."
+        )
+    mech = make_mechanism({"mechanism": "ckm-magnitude", **table, "publication": args.formula, **own})
+    assert isinstance(mech, CellKeyMagnitude)
+    return mech

@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         report.to_html(tmp_html)
         out.write_json(report.to_dict(), tmp_json)
         out.manifest.extra["report"] = {"sections": [s for s in report.to_dict()["sections"]],
-                                        "mechanisms": [m["spec"] for m in report.sections["mechanisms"]]}
+                                        "mechanisms": [{k: m[k] for k in ("spec", "class", "ptable_sha256") if k in m}
+                                                       for m in report.sections["mechanisms"]]}
     if not args.quiet:
         verdicts = report.sections["summary"]["verdicts"]
         passed = sum(v["passed"] is True for v in verdicts)

@@ -29,7 +29,7 @@ _MODULES = {
     "_gauss": ("in_published_span",),
     "_intervals": ("cell_intervals", "protect_intervals", "protection_met"),
     "_primary": ("Rule", "parse_rule", "primary_cells"),
-    "_spec": ("make_mechanism", "mechanism_family", "mechanism_names", "mechanism_spec", "parse_spec"),
+    "_spec": ("make_mechanism", "mechanism_family", "mechanism_names", "mechanism_record", "mechanism_spec", "parse_spec"),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 #: The modules whose classes register themselves (see cellsafe._registry), in listing order.
@@ -59,6 +59,7 @@ __all__ = [
     "mechanism_family",
     "mechanism_names",
     "mechanism_spec",
+    "mechanism_record",
     "parse_spec",
     "Block",
     "table_blocks",

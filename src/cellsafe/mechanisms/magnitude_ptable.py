@@ -10,6 +10,7 @@ distribution of :meth:`PTable.generate <cellsafe.mechanisms.PTable.generate>` on
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any, Sequence
 
@@ -218,9 +219,13 @@ class MagnitudePTable(GeneratedTable):
         D, V, step, icat = params.pop("D"), params.pop("V"), params.pop("step"), params.pop("icat")
         return MagnitudePTable.generate(D, V, step, icat, **params)
 
-    def flat_params(self) -> dict[str, Any]:
-        """The parameters a mechanism using this table lends (D, V, step)."""
-        return {k: v for k, v in self.get_params().items() if k in ("D", "V", "step")}
+    @property
+    def sha256(self) -> str:
+        """The sha256 of what the table releases (its rows, noise values and probabilities)."""
+        h = hashlib.sha256(b"cellsafe-magnitude-ptable/1")
+        for a in (self._i, self._v, self._p):
+            h.update(np.asarray(a.size, dtype=np.int64).tobytes() + np.ascontiguousarray(a).tobytes())
+        return h.hexdigest()
 
     def __eq__(self, other: object) -> bool:
         return (type(other) is type(self) and np.array_equal(self._i, other._i) and np.array_equal(self._v, other._v)  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ non-decreasing up to "no change".
 from __future__ import annotations
 
 import functools
-
+import hashlib
 import os
 from typing import Any
 
@@ -248,10 +248,31 @@ class PTable(GeneratedTable):
     def _regenerate(self, params: dict[str, Any]) -> "PTable":
         return PTable.generate(**params)
 
-    def flat_params(self) -> dict[str, Any]:
-        """The parameters a mechanism using this ptable lends (D, V, js; ncat when given)."""
-        p = self.get_params()
-        return {k: v for k, v in p.items() if k in ("D", "V", "js") or (k == "ncat" and v is not None)}
+    def __eq__(self, other: object) -> bool:
+        """Equal tables release alike: the same probabilities, key noise and rule for large counts."""
+        if type(other) is not type(self):
+            return False
+        o: PTable = other  # type: ignore[assignment]
+        same_keys = (self._K is None and o._K is None) or (
+            self._K is not None and o._K is not None and np.array_equal(self._K, o._K)
+        )
+        return self._cycle == o._cycle and same_keys and np.array_equal(self._P, o._P)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def sha256(self) -> str:
+        """The sha256 of what the table releases (probabilities, key noise, the rule for large counts).
+
+        Two ptables with the same hash release alike, however they were made: manifests and
+        reports record it, so a release can be matched with the table that was assessed.
+        """
+        h = hashlib.sha256(b"cellsafe-ptable/1")
+        h.update(np.asarray(self._P.shape, dtype=np.int64).tobytes() + np.ascontiguousarray(self._P).tobytes())
+        if self._K is not None:
+            h.update(np.asarray(self._K.shape, dtype=np.int64).tobytes() + np.ascontiguousarray(self._K).tobytes())
+        h.update(str(self._cycle).encode())
+        return h.hexdigest()
 
     # ------------------------------------------------------------------ construction
     @classmethod

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import __version__
-from ..exceptions import InvalidArgumentError
+from ..exceptions import CellsafeError, InvalidArgumentError
 from ..table import CountTable
 from ._inputs import Released, Requirement, frame_records, load_release, parse_requirement, requirement_counts
 
@@ -76,23 +76,23 @@ def _plain(value: Any) -> Any:
 
 
 def _neighbourhood(spec: str) -> list[str]:
-    """Settings around a candidate: its main parameter (sigma, epsilon, V) scaled by a few factors (none for GAF)."""
-    from ..mechanisms import make_mechanism, mechanism_spec, parse_spec
+    """Settings around a candidate: its main tunable parameter (sigma, a privacy loss epsilon or rho, the cell key
+    method's noise variance V) scaled by a few factors; none for GAF, whose moments need slow numerical sums."""
+    from ..mechanisms import make_mechanism, mechanism_family, mechanism_spec
 
-    name, params = parse_spec(spec)
-    if name == "gaf":  # its moments need slow numerical sums: the candidate alone is drawn
+    mech = make_mechanism(spec)
+    if mechanism_family(mech) == "gaf":  # the candidate alone is drawn
         return []
-    main = next((p for p in _MAIN_PARAMETER if isinstance(params.get(p), (int, float))), None)
+    tunable = mech.tunable_params()
+    current = mech.flat_params()
+    main = next((p for p in _MAIN_PARAMETER if p in tunable and isinstance(current.get(p), (int, float))), None)
     if main is None:
         return []
     out = []
     for f in _NEIGHBOURS:
-        value = params[main] * f
         try:
-            out.append(mechanism_spec(make_mechanism({"mechanism": name, **params, main: value}
-                                                     if name not in ("poisson", "nbi", "pig", "gaf")
-                                                     else {"family": name, **params, main: value})))
-        except Exception:  # outside the mechanism's range (e.g. V beyond what D allows): not drawn
+            out.append(mechanism_spec(mech.with_params(**{main: current[main] * f})))
+        except CellsafeError:  # outside the mechanism's range (e.g. V beyond what D allows): not drawn
             continue
     return out
 
@@ -256,6 +256,7 @@ class Report:
                 "class": type(mech).__name__,
                 "label": repr(mech),
                 "parameters": _plain(mech.get_params()),
+                **({"ptable_sha256": a.ptable_sha256} if a.ptable_sha256 else {}),
                 "roles": [role],
                 "releases": [release] if release else [],
                 "a_priori": a.to_dict(),
