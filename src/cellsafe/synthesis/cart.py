@@ -64,6 +64,19 @@ class CartModel:
     def n_leaves(self) -> int:
         return int(self.tree.get_n_leaves())
 
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        """Share of each code among the donors of each record's leaf (a classification tree)."""
+        if x.shape[1] == 0:
+            x = np.zeros((x.shape[0], 1), dtype=np.float32)
+        leaf = self.tree.apply(x)
+        k = int(self.donors.max()) + 1
+        uniq, inv = np.unique(leaf, return_inverse=True)
+        table = np.empty((uniq.size, k))
+        for i, node in enumerate(uniq):
+            d = self.donors[self.starts[node] : self.starts[node] + self.counts[node]].astype(np.int64)
+            table[i] = np.bincount(d, minlength=k) / max(d.size, 1)
+        return table[inv.reshape(-1)]
+
     def draw(self, x: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         if x.shape[1] == 0:  # grown without predictors
             x = np.zeros((x.shape[0], 1), dtype=np.float32)

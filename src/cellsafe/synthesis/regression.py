@@ -102,6 +102,10 @@ class LogisticModel:
     se: np.ndarray
     converged: bool = True
 
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        p = 0.5 * (1.0 + np.tanh(0.5 * (x @ self.coef)))
+        return np.column_stack([1.0 - p, p])
+
     def draw(self, x: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         p = 0.5 * (1.0 + np.tanh(0.5 * (x @ self.coef)))
         return (gen.random(p.size) < p).astype(np.int64)
@@ -133,6 +137,9 @@ class MultinomialModel:
     converged: bool = True
     n_iter: int = 0
     loglik: float = field(default=np.nan, compare=False)
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        return _softmax(x @ self.coef)
 
     def draw(self, x: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         p = _softmax(x @ self.coef)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +28,14 @@ class MarginalModel:
 
     values: np.ndarray = field(repr=False)
 
-    def draw(self, n: int, gen: np.random.Generator) -> np.ndarray:
-        return self.values[gen.integers(0, self.values.size, size=n)]
+    def draw(self, n: Any, gen: np.random.Generator) -> np.ndarray:
+        size = n if isinstance(n, (int, np.integer)) else n.shape[0]  # a count, or a predictor matrix
+        return self.values[gen.integers(0, self.values.size, size=size)]
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        """The confidential shares of the codes (categorical values), the same for every record."""
+        freq = np.bincount(self.values.astype(np.int64)) / self.values.size
+        return np.broadcast_to(freq, (x.shape[0], freq.size)).copy()
 
 
 @dataclass(frozen=True)
