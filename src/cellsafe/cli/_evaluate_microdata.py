@@ -37,6 +37,10 @@ tables, univariate and correlation comparisons.  Risk: replicated uniques (repU)
 shares in original and synthetic data, DiSCO, TCAP and the CAP measures for --keys and --target;
 with --holdout, distance to the closest record and a membership-inference test.  Columns of text
 or category type are categorical; list numeric columns to treat as categories with --categorical.
+Missing values: the share of each column's missing values, original against synthetic (mean over
+implicates with its Monte Carlo standard error), and within categories of the others; empty fields
+are missing, and NA in --numeric columns; declare other markers with --missing-values.  Rules:
+with --rules FILE (as synthesize-microdata reads it), the records breaking each rule in every file.
 """
 
 
@@ -80,6 +84,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--numeric", metavar="COL,COL", default=None,
         help="continuous columns, parsed as numbers; every other column is a category exactly as written",
     )
+    p.add_argument(
+        "--missing-values", action="append", default=[], metavar="[COL=]A,B",
+        help="markers of a missing value, for every column or COL's (repeatable; blanks always, NA in --numeric columns)",
+    )
+    p.add_argument("--rules", metavar="FILE", default=None, help="rules to check in every file (as synthesize-microdata's)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -106,12 +115,17 @@ def _align_number_columns(frames: list[Any]) -> None:
             f[col] = c
 
 
-def _read(path: str, numeric: list[str] | None, what: str) -> Any:
-    """Records as written (CSV as text, Parquet with its types), the --numeric columns parsed as numbers."""
+def _read(path: str, numeric: list[str] | None, what: str, missing: list[str] | None = None) -> Any:
+    """Records as written (CSV as text, Parquet with its types), markers of missing values made missing, the
+    --numeric columns parsed as numbers."""
     from ..io import read_records
-    from ..metrics.microdata import parse_numeric
+    from ..metrics.microdata import mark_missing, parse_numeric
 
     frame = read_records(path)
+    if missing:
+        from ._synthesize_microdata import missing_values_from_args
+
+        frame = mark_missing(frame, missing_values_from_args(missing, [str(c) for c in frame.columns]), f"{what} {path!r}")
     csv = not str(path).lower().endswith((".parquet", ".pq", ".parq"))
     return parse_numeric(frame, numeric, f"{what} {path!r}", first_line=2 if csv else None)
 
@@ -143,9 +157,15 @@ def _evaluate(args: argparse.Namespace, keys: Any, columns: Any, categorical: An
     from ..metrics.microdata import evaluate_microdata
 
     numeric = parse_list(args.numeric, "--numeric") if args.numeric else None
-    original = _read(args.original, numeric, "ORIGINAL")
-    synthetic = [_read(p, numeric, "SYNTHETIC") for p in args.synthetic]
-    holdout = _read(args.holdout, numeric, "HOLDOUT") if args.holdout else None
+    rules = None
+    if args.rules:
+        from ..synthesis import read_rules
+
+        rules, _ = read_rules(args.rules)
+    missing = args.missing_values
+    original = _read(args.original, numeric, "ORIGINAL", missing)
+    synthetic = [_read(p, numeric, "SYNTHETIC", missing) for p in args.synthetic]
+    holdout = _read(args.holdout, numeric, "HOLDOUT", missing) if args.holdout else None
     for path, frame in zip(args.synthetic, synthetic):
         if "count" in frame.columns and "count" not in original.columns:
             from ..exceptions import DataError
@@ -173,6 +193,7 @@ def _evaluate(args: argparse.Namespace, keys: Any, columns: Any, categorical: An
         n_sample=args.sample,
         formula=args.formula,
         family=args.family,
+        rules=rules,
         rng=seed,
         progress=progress_from_args(args),
     )

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import DataError, InvalidArgumentError
+from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError
 from ._common import (
     EXAMPLES_FORMATTER,
     add_output_options,
@@ -33,15 +35,39 @@ examples:
   # partial synthesis: age and sex released as they are, income synthesized from them
   cellsafe synthesize-microdata survey.parquet --keep age,sex --method-for income=normal --output partial/
 
+  # penguins with R's NA, a rule every record obeys, one island at a time
+  cellsafe synthesize-microdata penguins.csv --missing-values sex=NA --rules rules.txt --strata island \
+      -m 5 --seed 1 --output synthetic/
+  # rules.txt, one rule a line:   sex: body_mass_g == NA -> NA
+
   # then measure utility and risk of what was written
   cellsafe evaluate-microdata adult.csv synthetic/synthetic_*.csv --keys age,sex,race --target income
 
 --output DIR writes DIR/synthetic_1.csv ... (--format parquet for Parquet); --output FILE.csv or
 FILE.parquet writes FILE_1.csv ...  A manifest (manifest.json, or FILE_manifest.json) records the
 cellsafe version, the command, the input's sha256, the method and predictors of each column, the
-visit sequence, the seed and every output file with its sha256.  CSV columns are read as text
-exactly as written; list the ones that are numbers with --numeric (Parquet keeps its types).
-Methods: sample, normal, logistic, multinomial, cart, keep (course 002, chapters 2 and 4).
+visit sequence, the seed, the notices, the rules and how often the input breaks them, and every
+output file with its sha256.
+
+Types: CSV columns are read as text as written; a column whose every value is a number and that
+has at least 10 distinct values is read as numbers, with a notice naming it (--numeric and
+--categorical decide); Parquet keeps its types.  Missing values: an empty field is missing, and in
+numeric columns so are NA and NaN; declare other markers with --missing-values (NA,-9 for every
+column, or COL=NA,-9 for one; repeatable).  A number with missing values is synthesized as
+synthpop does: whether it is missing, then its value where present.
+
+Rules (--rules FILE): one a line, COLUMN: CONDITION -> CONSEQUENCE, e.g.
+  marital: age < 16 -> 'single'          hours: employed == 'no' -> 0
+  income: age < 15 -> NA                 smoke: age < 18 -> smoke in ('never', 'occasional')
+with and, or, not, ==, !=, <, <=, >, >=, in (...), + - * /, NA, quoted categories; or a .json file
+{"rules": {...}, "allow": [{"sex": "M", "pregnant": "yes"}]}.  Category pairs no input record has
+are never drawn together unless allowed (--no-structural-zeros turns this off).
+
+Strata (--strata VAR): each category of VAR is synthesized from its own records and keeps its
+size; strata smaller than --min-stratum (default 10 + 10 x the variables) are synthesized
+together with VAR kept as their first variable.  --jobs N synthesizes N strata at once.
+Methods: sample, normal, pmm, normrank, logistic, multinomial, polr, cart, keep (course 002,
+chapters 2 and 4; synthpop).  polr orders categories by value, alphabetically, or by --levels.
 """
 
 _TEMPLATE_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -52,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "synthesize-microdata",
-        help="synthesize records one variable after another (sample, normal, logistic, multinomial, CART)",
+        help="synthesize records one variable after another (CART, regression, pmm, polr; missing values, rules, strata)",
         description="Sequential synthesis of microdata: each variable of the visit sequence is modelled on the "
         "confidential values of the variables before it and drawn from their synthetic values.",
         epilog=_EXAMPLES,
@@ -65,6 +91,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--visit-sequence", metavar="A,B,C", default=None, help="order of synthesis (default: the file's columns)")
     p.add_argument("--numeric", metavar="A,B", default=None, help="text columns to read as numbers")
     p.add_argument("--categorical", metavar="A,B", default=None, help="numeric columns to treat as categories")
+    p.add_argument(
+        "--missing-values", action="append", default=[], metavar="[COL=]A,B",
+        help="markers of a missing value, for every column or COL's (repeatable; blanks are always missing, NA in numbers)",
+    )
+    p.add_argument("--rules", metavar="FILE", default=None, help="rules every synthetic record obeys (see below)")
+    p.add_argument("--no-structural-zeros", action="store_true", help="let category pairs the input lacks be drawn together")
+    p.add_argument("--strata", metavar="VAR", default=None, help="synthesize each category of VAR from its own records")
+    p.add_argument("--min-stratum", type=int, default=None, metavar="N", help="fewest records of a stratum synthesized alone")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="strata synthesized at once (default 1; -1 every core)")
+    p.add_argument(
+        "--levels", action="append", default=[], metavar="COL=A,B,C", help="order of an ordered category for polr (repeatable)"
+    )
     p.add_argument("--min-leaf", type=int, default=5, metavar="K", help="fewest records in a CART leaf (default 5)")
     p.add_argument("--smoothing", choices=("density",), default=None, help="smooth numbers drawn by CART")
     p.add_argument("--unbounded", action="store_true", help="let normal draws leave the observed range")
@@ -101,6 +139,34 @@ def _methods(args: argparse.Namespace) -> tuple[Any, list[str]]:
     return {None: args.method, **per_column}, keep  # None: every other column, resolved once the columns are known
 
 
+def missing_values_from_args(items: list[str], columns: list[str]) -> dict[str, list[str]] | None:
+    """``{column: markers}`` from repeated ``--missing-values [COL=]A,B`` (no COL=: every column)."""
+    if not items:
+        return None
+    out: dict[str, list[str]] = {}
+    for item in items:
+        col, sep, markers = item.partition("=")
+        if sep and col.strip() in columns:
+            targets, values = [col.strip()], markers
+        elif sep and col.strip() and "," not in col:
+            raise DataError(f"--missing-values {item!r}: {col.strip()!r} is not a column; the columns are {columns}.")
+        else:
+            targets, values = columns, item
+        for c in targets:
+            out.setdefault(c, []).extend(v.strip() for v in values.split(","))
+    return out
+
+
+def _levels(items: list[str]) -> dict[str, list[str]]:
+    out = {}
+    for item in items:
+        col, sep, labels = item.partition("=")
+        if not sep or not col.strip() or not labels.strip():
+            raise InvalidArgumentError(f"--levels must be COLUMN=A,B,C (its categories in order). Got {item!r}.")
+        out[col.strip()] = [v.strip() for v in labels.split(",")]
+    return out
+
+
 def _outputs(args: argparse.Namespace) -> tuple[Path, str, str, Path]:
     """Folder, file stem, format, and manifest path."""
     out = Path(args.output)
@@ -123,6 +189,9 @@ def _command_line(args: argparse.Namespace) -> str:
         ("--numeric", args.numeric),
         ("--categorical", args.categorical),
         ("--smoothing", args.smoothing),
+        ("--rules", args.rules),
+        ("--strata", args.strata),
+        ("--min-stratum", args.min_stratum),
         ("-n", args.n),
         ("--seed", args.seed),
         ("--format", args.format),
@@ -131,6 +200,14 @@ def _command_line(args: argparse.Namespace) -> str:
             words += [flag, str(value)]
     for item in args.method_for:
         words += ["--method-for", item]
+    for item in args.missing_values:
+        words += ["--missing-values", item]
+    for item in args.levels:
+        words += ["--levels", item]
+    if args.no_structural_zeros:
+        words.append("--no-structural-zeros")
+    if args.jobs != 1:
+        words += ["--jobs", str(args.jobs)]
     if args.min_leaf != 5:
         words += ["--min-leaf", str(args.min_leaf)]
     if args.unbounded:
@@ -147,6 +224,16 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"-n must be a positive integer. Got {args.n}.")
     if args.min_leaf < 1:
         raise InvalidArgumentError(f"--min-leaf must be a positive integer. Got {args.min_leaf}.")
+    if args.min_stratum is not None and args.min_stratum < 1:
+        raise InvalidArgumentError(f"--min-stratum must be a positive integer. Got {args.min_stratum}.")
+    if args.jobs == 0 or args.jobs < -1:
+        raise InvalidArgumentError(f"--jobs must be a positive integer or -1. Got {args.jobs}.")
+    if args.min_stratum is not None and args.strata is None:
+        raise InvalidArgumentError("--min-stratum needs --strata.")
+    from ..synthesis import read_rules
+
+    args.levels_by_column = _levels(args.levels)
+    args.rules_and_allow = read_rules(args.rules) if args.rules else (None, None)
     seed = seed_from_args(args)
     methods, keep = _methods(args)
     folder, stem, fmt, manifest_path = _outputs(args)
@@ -198,11 +285,22 @@ def _synthesize(args: argparse.Namespace, out: Any, written: tuple[list[Path], P
     if isinstance(methods, dict) and None in methods:
         default = methods.pop(None)
         methods = {name: methods.get(name, default) for name in (visit or list(frame.columns))}
+    rules, allow = args.rules_and_allow
     synth = SequentialSynthesizer(
-        methods=methods, visit_sequence=visit, min_leaf=args.min_leaf, smoothing=args.smoothing, bounded=not args.unbounded
+        methods=methods, visit_sequence=visit, min_leaf=args.min_leaf, smoothing=args.smoothing, bounded=not args.unbounded,
+        rules=rules, structural_zeros=not args.no_structural_zeros, allow=allow or None, strata=args.strata,
+        min_stratum=args.min_stratum, n_jobs=args.jobs,
     )
-    synth.fit(frame, numeric=numeric, categorical=categorical, progress=progress)
-    implicates = synth.sample(n=args.n, m=args.m, rng=seed, progress=progress)
+    missing = missing_values_from_args(args.missing_values, [str(c) for c in frame.columns])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CellsafeWarning)
+        synth.fit(
+            frame, numeric=numeric, categorical=categorical, missing_values=missing, levels=args.levels_by_column, progress=progress
+        )
+        implicates = synth.sample(n=args.n, m=args.m, rng=seed, progress=progress)
+    notices = [str(w.message) for w in caught if issubclass(w.category, CellsafeWarning)]
+    for text in notices:
+        print(f"cellsafe synthesize-microdata: notice: {text}", file=sys.stderr)
 
     # written into the temporary places; the files appear only when all are complete
     paths, manifest_tmp = written
@@ -222,6 +320,15 @@ def _synthesize(args: argparse.Namespace, out: Any, written: tuple[list[Path], P
         "min_leaf": args.min_leaf,
         "smoothing": args.smoothing,
         "bounded": not args.unbounded,
+        "missing_values": missing,
+        "rules": synth.rule_checks_,
+        "structural_zeros": not args.no_structural_zeros,
+        "strata": None if args.strata is None else {
+            "variable": args.strata,
+            "sizes": {str(k): v for k, v in synth.strata_.items()},
+            "pooled": [str(v) for v in synth.pooled_strata_],
+        },
+        "notices": notices,
         "seed": seed,
         "m": args.m,
         "outputs": outputs,

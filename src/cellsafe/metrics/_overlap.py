@@ -6,7 +6,8 @@
   sign, significance and overlap (SSO) match of Barrientos et al. (2021) as defined in 002
   section 3.10; the one definition every specific-utility comparison uses;
 * :func:`combine_fully_synthetic`: the variance of Raab, Nowok and Dibben (2016) used by 003
-  eq. (13), valid from a single implicate;
+  eq. (13), valid from a single implicate, or that of Raghunathan, Reiter and Rubin (2003),
+  which needs several;
 * :func:`combine_partially_synthetic`: Reiter's (2003) rule for partially synthetic data.
 
 All functions are vectorized: estimates and variances of ``p`` parameters from ``m`` implicates
@@ -209,8 +210,10 @@ def _as_mp(estimates: Any, variances: Any) -> tuple[np.ndarray, np.ndarray]:
     return q, u
 
 
-def combine_fully_synthetic(estimates: Any, variances: Any, n_original: Any, n_synthetic: Any) -> CombinedEstimate:
-    """Combine estimates from ``m`` fully synthetic implicates (Raab, Nowok and Dibben 2016).
+def combine_fully_synthetic(
+    estimates: Any, variances: Any, n_original: Any, n_synthetic: Any, *, rule: str = "raab"
+) -> CombinedEstimate:
+    """Combine estimates from ``m`` fully synthetic implicates.
 
     Parameters
     ----------
@@ -220,23 +223,41 @@ def combine_fully_synthetic(estimates: Any, variances: Any, n_original: Any, n_s
         ``n``, the size of the original data (the table's grand total).
     n_synthetic : float or array_like of shape (m,)
         ``n_syn``, the size of the synthetic data; several values are averaged.
+    rule : {"raab", "rrr"}
+        ``"raab"``: Raab, Nowok and Dibben (2016), valid from one implicate (synthpop's
+        population inference for completely synthesized data with ``proper = FALSE``).
+        ``"rrr"``: Raghunathan, Reiter and Rubin (2003), from the spread between implicates
+        (``m >= 2``; the data must be synthesized *properly*, from posterior draws of the
+        parameters, for it to hold).
 
     Returns
     -------
     CombinedEstimate
-        ``estimate = q_bar``, ``variance = v_bar (n_syn / n + 1/m)``, ``df = inf``.
+        ``estimate = q_bar``.  Raab: ``variance = v_bar (n_syn / n + 1/m)``, ``df = inf``.
+        RRR: ``T_f = (1 + 1/m) b_m - v_bar`` with ``b_m`` the between-implicate variance
+        (divisor ``m - 1``) and ``df = (m - 1) (1 - v_bar / ((1 + 1/m) b_m))^2``; where
+        ``T_f <= 0`` it is replaced by ``(n_syn / n) v_bar`` (Reiter 2002) and ``df`` is infinite.
 
     Notes
     -----
-    003 section 4.4, eq. (13); methods.md section 5.  Valid from one implicate: with ``m = 1`` and
-    ``n_syn = n`` the variance is twice the implicate's own.
+    003 section 4.4, eq. (13); methods.md section 5.  Raab's rule is valid from one implicate:
+    with ``m = 1`` and ``n_syn = n`` the variance is twice the implicate's own.  Raghunathan,
+    Reiter and Rubin (2003), "Multiple imputation for statistical disclosure limitation",
+    J. Official Statistics 19, 1-16, eq. (3)-(4); Reiter (2002), "Satisfying disclosure
+    restrictions with synthetic data sets", J. Official Statistics 18, 531-543, for the
+    adjustment of a negative ``T_f``.
 
     Examples
     --------
     >>> c = combine_fully_synthetic([1.0], [0.04], 100, 100)
     >>> float(c.estimate[0]), round(float(c.variance[0]), 12)
     (1.0, 0.08)
+    >>> c = combine_fully_synthetic([1.0, 2.0, 3.0], [0.1, 0.1, 0.1], 100, 100, rule="rrr")
+    >>> round(float(c.variance[0]), 6), round(float(c.df[0]), 6)   # (4/3) 1 - 0.1; 2 (1 - 0.1 / (4/3))^2
+    (1.233333, 1.71125)
     """
+    if rule not in ("raab", "rrr"):
+        raise InvalidArgumentError(f"The 'rule' parameter of combine_fully_synthetic must be 'raab' or 'rrr'. Got {rule!r} instead.")
     q, u = _as_mp(estimates, variances)
     m = q.shape[0]
     n = float(n_original)
@@ -245,6 +266,18 @@ def combine_fully_synthetic(estimates: Any, variances: Any, n_original: Any, n_s
         raise InvalidArgumentError(f"n_original must be positive and n_synthetic non-negative. Got {n} and {n_syn}.")
     q_bar = q.mean(axis=0)
     v_bar = u.mean(axis=0)
+    if rule == "rrr":
+        if m < 2:
+            raise InvalidArgumentError("the Raghunathan-Reiter-Rubin rule needs at least two implicates; use rule='raab' for one.")
+        b = np.atleast_1d(q.var(axis=0, ddof=1))
+        v_bar = np.atleast_1d(v_bar)
+        t = (1.0 + 1.0 / m) * b - v_bar
+        with np.errstate(divide="ignore", invalid="ignore"):
+            df = (m - 1) * (1.0 - v_bar / ((1.0 + 1.0 / m) * b)) ** 2
+        negative = t <= 0
+        t = np.where(negative, (n_syn / n) * v_bar, t)
+        df = np.where(negative | ~np.isfinite(df), np.inf, df)
+        return CombinedEstimate(np.atleast_1d(q_bar), t, np.sqrt(t), df, m, "fully-rrr")
     t = v_bar * (n_syn / n + 1.0 / m)
     return CombinedEstimate(
         estimate=np.atleast_1d(q_bar),

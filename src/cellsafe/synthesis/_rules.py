@@ -43,7 +43,7 @@ import numpy as np
 from ..exceptions import DataError, InvalidArgumentError
 from ._columns import Column
 
-__all__ = ["Rule", "parse_rule", "parse_rules", "CompiledRule"]
+__all__ = ["Rule", "parse_rule", "parse_rules", "CompiledRule", "compile_rule", "read_rules", "check_rules"]
 
 _TOKEN = re.compile(
     r"""\s*(?:
@@ -515,3 +515,81 @@ def compile_rule(rule: Rule, columns: Mapping[str, Column]) -> CompiledRule:
             raise DataError(f"{where}: {rule.target!r} is numeric, but the rule fixes it to the category {node.value!r}.")
         fixed_value = np.nan if node.kind == "na" else float(node.value)
     return CompiledRule(rule, condition, consequence, allowed, fixed_value)
+
+
+def read_rules(path: Any) -> tuple[dict[str, list[str]], list[dict[str, Any]]]:
+    """Rules and allowed pairs from a file.
+
+    A ``.json`` file holds ``{"rules": {column: rule or [rules]}, "allow": [{col: category, col: category}]}``
+    or just ``{column: rule}``.  Any other file holds one rule a line, ``COLUMN: CONDITION -> CONSEQUENCE``;
+    blank lines and lines starting with ``#`` are skipped.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "rules.txt"
+    >>> _ = p.write_text("# survey\\nSmoke: Age < 18 -> 'Never'\\n")
+    >>> read_rules(p)
+    ({'Smoke': ["Age < 18 -> 'Never'"]}, [])
+    """
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"rules file {str(path)!r} does not exist (or is not a file).")
+    text = path.read_text(encoding="utf-8")
+    rules: dict[str, list[str]] = {}
+    allow: list[dict[str, Any]] = []
+    if path.suffix.lower() == ".json":
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"rules file {str(path)!r} is not valid JSON: {exc}.") from None
+        if not isinstance(obj, dict):
+            raise DataError(f"rules file {str(path)!r} must hold a JSON object {{\"rules\": {{...}}, \"allow\": [...]}}.")
+        body = obj.get("rules", obj) if set(obj) <= {"rules", "allow"} else obj
+        allow = list(obj.get("allow", [])) if body is not obj else []
+        for col, r in dict(body).items():
+            rules.setdefault(str(col), []).extend([r] if isinstance(r, str) else list(r))
+        return rules, allow
+    for i, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        col, sep, rule = line.partition(":")
+        if not sep or not col.strip() or "->" not in rule:
+            raise DataError(f"line {i} of rules file {str(path)!r} must read 'COLUMN: CONDITION -> CONSEQUENCE'. Got {line!r}.")
+        rules.setdefault(col.strip().strip("`"), []).append(rule.strip())
+    return rules, allow
+
+
+def check_rules(frame: Any, rules: Mapping[str, Any], *, missing_values: Any = None) -> list[dict[str, Any]]:
+    """For each rule: the records of ``frame`` that meet its condition and the records that break it.
+
+    Columns are read as :meth:`SequentialSynthesizer.fit` reads them (numbers in text columns are
+    numbers, ``missing_values`` are missing).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"age": [10, 30, 12], "marital": ["single", "married", "married"]})
+    >>> [(c["meets_condition"], c["broken"], c["rows"]) for c in check_rules(f, {"marital": "age < 16 -> 'single'"})]
+    [(2, 1, [3])]
+    """
+    from ._columns import encode
+
+    parsed = parse_rules(rules)
+    names = sorted({r.target for r in parsed} | {c for r in parsed for c in r.condition_columns | r.consequence_columns})
+    missing = [c for c in names if c not in frame.columns]
+    if missing:
+        raise DataError(f"the rules name {missing[0]!r}, which is not a column of the data ({list(map(str, frame.columns))}).")
+    columns, arrays, _ = encode(frame, names, missing_values=missing_values)
+    n = len(frame)
+    out = []
+    for r in parsed:
+        c = compile_rule(r, columns)
+        cond = np.broadcast_to(c.condition(arrays), (n,))
+        broken = np.flatnonzero(~c.holds(arrays, n))
+        out.append({"rule": str(r), "meets_condition": int(cond.sum()), "broken": int(broken.size), "rows": [int(i) + 1 for i in broken[:5]]})
+    return out

@@ -365,6 +365,7 @@ class SequentialSynthesizer:
             self._fit_groups(columns, arrays, progress)
             self.models_ = {s.name: s.model for s in self._groups[0].steps}
         else:
+            self._strata_codes = arrays[strata]
             self._groups = self._strata_groups(columns, arrays, plan, n)
             self._fit_groups(columns, arrays, progress)
             self.models_ = {g.label: {s.name: s.model for s in g.steps} for g in self._groups}
@@ -537,9 +538,11 @@ class SequentialSynthesizer:
             k, g = item
             return self._draw_group(g, g.rows.size, lambda j: stream(root, _PURPOSE_STRATA, k, i, j), bar)
 
-        syn: dict[str, np.ndarray] = {}
+        syn: dict[str, np.ndarray] = {self.strata: self._strata_codes}
         for (k, g), (part, _) in zip(enumerate(self._groups), self._map(draw, list(enumerate(self._groups)))):
             for name, values in part.items():
+                if name == self.strata:
+                    continue
                 if name not in syn:
                     syn[name] = np.empty(n, dtype=values.dtype)
                 syn[name][g.rows] = values

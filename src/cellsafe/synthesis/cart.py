@@ -68,7 +68,7 @@ class CartModel:
         """Share of each code among the donors of each record's leaf (a classification tree)."""
         if x.shape[1] == 0:
             x = np.zeros((x.shape[0], 1), dtype=np.float32)
-        leaf = self.tree.apply(x)
+        leaf = _leaves(self.tree, x)
         k = int(self.donors.max()) + 1
         uniq, inv = np.unique(leaf, return_inverse=True)
         table = np.empty((uniq.size, k))
@@ -80,7 +80,7 @@ class CartModel:
     def draw(self, x: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         if x.shape[1] == 0:  # grown without predictors
             x = np.zeros((x.shape[0], 1), dtype=np.float32)
-        leaf = self.tree.apply(x)
+        leaf = _leaves(self.tree, x)
         count = self.counts[leaf]
         pick = self.starts[leaf] + np.minimum((gen.random(leaf.size) * count).astype(np.int64), count - 1)
         y = self.donors[pick]
@@ -88,6 +88,12 @@ class CartModel:
             y = y + self.bandwidth[leaf] * gen.standard_normal(leaf.size)
             np.clip(y, self.low, self.high, out=y)
         return y
+
+
+def _leaves(tree: Any, x: np.ndarray) -> np.ndarray:
+    """The leaf of each row (the fitted tree's own ``apply``, without scikit-learn's input checks:
+    the matrices come from :func:`~cellsafe.synthesis._design.tree_matrix`, float32 as the tree was fitted)."""
+    return tree.tree_.apply(np.ascontiguousarray(x, dtype=np.float32))
 
 
 def _leaf_bandwidths(values: np.ndarray, leaf: np.ndarray, n_nodes: int) -> np.ndarray:

@@ -137,6 +137,17 @@ class MultinomialModel:
     converged: bool = True
     n_iter: int = 0
     loglik: float = field(default=np.nan, compare=False)
+    vcov: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def se(self) -> np.ndarray | None:
+        """Standard errors shaped as ``coef`` (0 for the reference column), or None when not computed."""
+        if self.vcov is None:
+            return None
+        p, k = self.coef.shape
+        out = np.zeros((p, k))
+        out[:, 1:] = np.sqrt(np.clip(np.diag(self.vcov), 0, None)).reshape(k - 1, p).T
+        return out
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         return _softmax(x @ self.coef)
@@ -218,7 +229,28 @@ def fit_multinomial(codes: np.ndarray, n_codes: int, x: np.ndarray, *, tol: floa
                 break
     b = np.zeros((p, k))
     b[:, 1:] = theta.reshape(p, k - 1) / scale[:, None]
-    return MultinomialModel(b, bool(res.success), n_iter, -nll)
+    vcov = None
+    if p * (k - 1) <= _NEWTON_MAX:
+        # covariance of the coefficients, category by category (beta_1 first, as R's multinom lists them)
+        hess = _information(x, b, p, k)
+        try:
+            vcov = np.linalg.inv(hess)
+        except np.linalg.LinAlgError:
+            vcov = np.linalg.pinv(hess)
+    return MultinomialModel(b, bool(res.success), n_iter, -nll, vcov)
+
+
+def _information(x: np.ndarray, b: np.ndarray, p: int, k: int) -> np.ndarray:
+    """Observed information of ``beta_1 .. beta_{K-1}``, ordered category by category."""
+    prob = _softmax(x @ b)[:, 1:]
+    info = np.empty((k - 1, p, k - 1, p))
+    for a in range(k - 1):
+        for c in range(a, k - 1):
+            w = prob[:, a] * ((a == c) - prob[:, c])
+            block = x.T @ (x * w[:, None])
+            info[a, :, c, :] = block
+            info[c, :, a, :] = block.T
+    return info.reshape((k - 1) * p, (k - 1) * p)
 
 
 # Newton polishing of the multinomial fit up to this many free coefficients.

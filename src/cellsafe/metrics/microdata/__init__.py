@@ -2,7 +2,8 @@
 
 General utility
     :func:`compare_univariate` (frequencies, moments, percentiles, zeros),
-    :func:`compare_bivariate` (correlation and Cramer's V fit), :func:`propensity_metrics`
+    :func:`compare_bivariate` (correlation and Cramer's V fit), :func:`compare_missingness`
+    (shares of missing values per column and by category), :func:`propensity_metrics`
     (pMSE, pMSE ratio, SPECKS, AUC), :func:`table_utility` / :func:`table_utilities`
     (Voas-Williamson, Freeman-Tukey, Jensen-Shannon, standardized pMSE over one-, two- and
     three-way tables).
@@ -24,7 +25,8 @@ needs scikit-learn.  Source: course 002 (chapters 1, 3 and 5); methods.md sectio
 """
 
 from ._attribute import AttributeDisclosure, attribute_disclosure
-from ._data import is_categorical, joint_codes, parse_numeric
+from ._data import is_categorical, joint_codes, mark_missing, parse_numeric
+from ._missing import MissingnessComparison, compare_missingness
 from ._bivariate import BivariateComparison, MatrixDifference, compare_bivariate, cramers_v, matrix_difference
 from ._distance import DistanceToClosestRecord, MembershipInference, distance_to_closest_record, membership_inference
 from ._evaluate import MicrodataEvaluation, evaluate_microdata
@@ -44,6 +46,7 @@ __all__ = [
     "MatchRates",
     "MatrixDifference",
     "MembershipInference",
+    "MissingnessComparison",
     "MicrodataEvaluation",
     "PropensityResult",
     "RegressionUtility",
@@ -51,6 +54,7 @@ __all__ = [
     "UnivariateComparison",
     "attribute_disclosure",
     "compare_bivariate",
+    "compare_missingness",
     "compare_univariate",
     "cramers_v",
     "distance_to_closest_record",
@@ -61,6 +65,7 @@ __all__ = [
     "joint_codes",
     "key_matches",
     "ks_distance",
+    "mark_missing",
     "match_rates",
     "matrix_difference",
     "membership_inference",

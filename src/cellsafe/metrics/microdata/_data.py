@@ -25,6 +25,7 @@ __all__ = [
     "combined_key",
     "numeric_values",
     "parse_numeric",
+    "mark_missing",
 ]
 
 
@@ -157,6 +158,40 @@ def numeric_values(series: pd.Series, owner: str) -> np.ndarray:
         ) from None
 
 
+# Text read as missing in a numeric column (as synthesis reads it).
+_NUMERIC_MISSING = ("", "NA", "NaN", "nan", "N/A")
+
+
+def mark_missing(frame: pd.DataFrame, missing_values: Any, where: str = "the data") -> pd.DataFrame:
+    """``frame`` with the markers of ``missing_values`` (a list for every column, or ``{column: [markers]}``) made missing.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> mark_missing(pd.DataFrame({"sex": ["F", "NA"], "n": [1, -9]}), {"sex": ["NA"], "n": ["-9"]}).isna().sum().tolist()
+    [1, 1]
+    """
+    if not missing_values:
+        return frame
+    if isinstance(missing_values, dict):
+        per = {c: [str(v).strip() for v in (m if not isinstance(m, str) else [m])] for c, m in missing_values.items()}
+    else:
+        per = {c: [str(v).strip() for v in missing_values] for c in frame.columns}
+    out = frame.copy()
+    for col, markers in per.items():
+        if col not in out.columns:
+            if isinstance(missing_values, dict):
+                raise InvalidArgumentError(f"missing values are declared for {col!r}, which is not a column of {where}.")
+            continue
+        s = out[col]
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            numbers = pd.to_numeric(pd.Series(markers), errors="coerce").dropna().to_numpy()
+            out[col] = s.mask(s.isin(numbers))
+        else:
+            out[col] = s.mask(s.astype(object).map(lambda v: v is not None and str(v).strip() in markers).astype(bool))
+    return out
+
+
 def parse_numeric(
     frame: pd.DataFrame, numeric: Sequence[str] | None, where: str = "the data", first_line: int | None = None
 ) -> pd.DataFrame:
@@ -195,6 +230,7 @@ def parse_numeric(
         if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
             continue
         text = s.astype("string").str.strip()
+        text = text.mask(text.isin(_NUMERIC_MISSING))  # R's NA and blanks are missing values, not errors
         values = pd.to_numeric(text, errors="coerce")
         bad = np.flatnonzero(values.isna().to_numpy() & text.notna().to_numpy() & (text != "").fillna(False).to_numpy())
         if bad.size:

@@ -22,7 +22,8 @@ from ..._results import Result
 from ...exceptions import InvalidArgumentError
 from ._attribute import AttributeDisclosure, attribute_disclosure
 from ._bivariate import BivariateComparison, compare_bivariate
-from ._data import as_frames, check_columns, parse_numeric
+from ._data import as_frames, check_columns, mark_missing, parse_numeric
+from ._missing import MissingnessComparison, compare_missingness
 from ._distance import DistanceToClosestRecord, MembershipInference, distance_to_closest_record, membership_inference
 from ._propensity import PropensityResult, propensity_metrics
 from ._regression import RegressionUtility, regression_utility
@@ -56,6 +57,11 @@ class MicrodataEvaluation(Result):
         First implicate, with a holdout.
     regression : RegressionUtility or None
         With a formula: CI overlap and SSO combined over all implicates.
+    missingness : MissingnessComparison or None
+        Shares of missing values per column and by category, original against the implicates.
+    rules : tuple of dict
+        With rules: per rule, the records breaking it in the original (``broken_original``) and
+        in each implicate (``broken_synthetic``).
     skipped : tuple of str
         Parts left out, with the reason (for example three-way tables of too many columns).
     """
@@ -69,6 +75,8 @@ class MicrodataEvaluation(Result):
     membership: MembershipInference | None = field(repr=False)
     regression: RegressionUtility | None = field(default=None, repr=False)
     skipped: tuple[str, ...] = ()
+    missingness: MissingnessComparison | None = field(default=None, repr=False)
+    rules: tuple[dict[str, Any], ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: ``{"utility": {...}, "risk": {...}}`` (means over implicates)."""
@@ -99,6 +107,10 @@ class MicrodataEvaluation(Result):
             util["regression"] = {k: v for k, v in self.regression.to_dict().items() if k != "m"}
         if self.skipped:
             util["skipped"] = list(self.skipped)
+        if self.missingness is not None:
+            util["missingness"] = self.missingness.to_dict()
+        if self.rules:
+            util["rules"] = [dict(r) for r in self.rules]
         tv = self.univariate.total_variation
         util["univariate"] = {"total_variation": tv, "mean_total_variation": mean(list(tv.values())) if tv else None}
         util["bivariate"] = {
@@ -140,6 +152,12 @@ class MicrodataEvaluation(Result):
         if "regression" in u:
             g = u["regression"]
             lines.append(f"  regression {g['formula']}: mean CI overlap {g['mean_overlap']:.4f}, SSO {g['sso_share']:.2%}")
+        if self.missingness is not None:
+            lines.append(self.missingness.summary())
+        if self.rules:
+            lines.append("Rules (records breaking each rule: original; synthetic, most in one implicate)")
+            for rule in self.rules:
+                lines.append(f"  {rule['rule']:<50} {rule['broken_original']:>6}; {max(rule['broken_synthetic']):>6}")
         if "DiSCO" in r:
             lines += [
                 f"Disclosure risk: keys {', '.join(r['keys'])}; target {r['target']} (shares of original records)",
@@ -180,6 +198,8 @@ def evaluate_microdata(
     formula: str | None = None,
     family: str = "gaussian",
     max_tables: int = 3000,
+    rules: Any = None,
+    missing_values: Any = None,
     rng: Any = None,
     progress: bool = False,
 ) -> MicrodataEvaluation:
@@ -218,6 +238,13 @@ def evaluate_microdata(
         (:func:`regression_utility`, fully synthetic combining rule).
     max_tables : int
         Table orders with more tables than this are skipped (and listed in ``skipped``).
+    rules : dict, optional
+        ``{column: "CONDITION -> CONSEQUENCE"}`` (the rules of
+        :class:`~cellsafe.synthesis.SequentialSynthesizer`): the records breaking each, in the
+        original and in every implicate.
+    missing_values : list or dict, optional
+        Markers of missing values (for every column, or ``{column: [markers]}``), made missing in
+        every frame before anything is measured.
     rng : None, int, SeedSequence or Generator
     progress : bool
         Show a progress bar on standard error.
@@ -235,6 +262,11 @@ def evaluate_microdata(
     True
     """
     orig, syns = as_frames(original, synthetic, "evaluate_microdata")
+    if missing_values:
+        orig = mark_missing(orig, missing_values, "the original")
+        syns = [mark_missing(s, missing_values, f"synthetic[{i}]") for i, s in enumerate(syns)]
+        if holdout is not None:
+            holdout = mark_missing(as_pandas(holdout, "holdout"), missing_values, "the holdout")
     if numeric:
         orig = parse_numeric(orig, numeric, "the original")
         syns = [parse_numeric(s, numeric, f"synthetic[{i}]") for i, s in enumerate(syns)]
@@ -290,6 +322,17 @@ def evaluate_microdata(
         reg = None
         if formula is not None:
             reg = regression_utility(orig, syns, formula, family=family, categorical=categorical)
+        missing = compare_missingness(orig, syns, cols, categorical=categorical)
+        checks: list[dict[str, Any]] = []
+        if rules:
+            from ...synthesis import check_rules
+
+            base = check_rules(orig, rules)
+            per = [check_rules(s, rules) for s in syns]
+            for j, c in enumerate(base):
+                checks.append(
+                    {"rule": c["rule"], "broken_original": c["broken"], "broken_synthetic": [p[j]["broken"] for p in per]}
+                )
     finally:
         bar.close()
     return MicrodataEvaluation(
@@ -302,6 +345,8 @@ def evaluate_microdata(
         membership=mi,
         regression=reg,
         skipped=tuple(skipped),
+        missingness=missing,
+        rules=tuple(checks),
     )
 
 

@@ -1,15 +1,19 @@
 """Specific utility: a regression fitted to original and synthetic records, compared.
 
-:func:`regression_utility` fits a linear (``family="gaussian"``) or logistic
-(``family="binomial"``) regression given by an R-style formula ``y ~ a + b + a:b`` to the original
-data and to each synthetic implicate, combines the implicates (Raab, Nowok and Dibben 2016 for
-fully synthetic data, Reiter 2003 for partially synthetic data), and reports per coefficient the
+:func:`regression_utility` fits a linear (``family="gaussian"``), logistic (``family="binomial"``),
+multinomial logit (``family="multinomial"``, R's ``nnet::multinom``) or proportional-odds
+(``family="ordinal"``, R's ``MASS::polr``) regression given by an R-style formula
+``y ~ a + b + a:b`` to the original data and to each synthetic implicate, combines the implicates
+(Raab, Nowok and Dibben 2016 or Raghunathan, Reiter and Rubin 2003 for fully synthetic data,
+Reiter 2003 for partially synthetic data), and reports per coefficient the
 confidence-interval overlap and SSO: same sign, same significance (both intervals exclude zero or
 both include it) and overlapping intervals (course 002, sections 3.10 to 3.13), as defined once in
 :func:`cellsafe.metrics.compare_intervals`.
 
 Categorical predictors get treatment contrasts with the original data's first level (in sorted
-order) as the reference, and R's coefficient names (``sexM``, ``sexM:age``).
+order) as the reference, and R's coefficient names (``sexM``, ``sexM:age``); a multinomial
+model's coefficients are named ``level:term`` (as R's ``vcov`` names them) and an ordinal model's
+cut points ``low|mid``.
 """
 
 from __future__ import annotations
@@ -146,6 +150,15 @@ def _design(frame: pd.DataFrame, terms: Sequence[tuple[str, ...]], intercept: bo
 
 def _response(frame: pd.DataFrame, name: str, family: str, levels: list[Any] | None) -> np.ndarray:
     s = frame[name]
+    if family in ("multinomial", "ordinal"):
+        assert levels is not None
+        vals = s.astype(object).to_numpy()
+        index = pd.Index([str(v) for v in levels])
+        codes = index.get_indexer([str(v) for v in vals])
+        if np.any(codes < 0):
+            bad = vals[np.flatnonzero(codes < 0)[0]]
+            raise DataError(f"{_OWNER}: the response {name!r} has {bad!r}, which is not among its categories {list(levels)}.")
+        return codes.astype(np.int64)
     if family == "gaussian":
         return numeric_values(s, _OWNER)
     if levels is not None:
@@ -156,6 +169,27 @@ def _response(frame: pd.DataFrame, name: str, family: str, levels: list[Any] | N
     if not np.all(np.isin(y, [0.0, 1.0])):
         raise DataError(f"{_OWNER}: a binomial response must be 0/1 or have two categories; {name!r} does not.")
     return y
+
+
+def _fit_categories(
+    x: np.ndarray, y: np.ndarray, family: str, names: list[str], levels: list[Any]
+) -> tuple[list[str], np.ndarray, np.ndarray, float]:
+    """Coefficient names, estimates and variances of a multinomial or ordinal model, and df (inf)."""
+    from ...synthesis import fit_multinomial, fit_polr
+
+    k = len(levels)
+    if family == "multinomial":
+        model = fit_multinomial(y, k, x)
+        if model.vcov is None:
+            raise InvalidArgumentError(f"{_OWNER}: the multinomial model has too many coefficients for standard errors (at most 300).")
+        labels = [f"{lv}:{t}" for lv in levels[1:] for t in names]
+        est = model.coef[:, 1:].T.ravel()
+        return labels, est, np.diag(model.vcov).copy(), np.inf
+    if np.unique(y).size < k:
+        raise DataError(f"{_OWNER}: an ordinal response needs every category in each data set; some of {list(levels)} do not occur.")
+    model = fit_polr(y, k, x)
+    labels = list(names) + [f"{a}|{b}" for a, b in zip(levels[:-1], levels[1:])]
+    return labels, np.concatenate([model.coef, model.zeta]), np.diag(model.vcov).copy(), np.inf
 
 
 def _fit(x: np.ndarray, y: np.ndarray, family: str) -> tuple[np.ndarray, np.ndarray, float]:
@@ -180,8 +214,10 @@ def regression_utility(
     *,
     family: str = "gaussian",
     synthesis: str = "fully",
+    combining: str = "raab",
     level: float = 0.95,
     categorical: Sequence[str] | None = None,
+    response_levels: Sequence[Any] | None = None,
 ) -> RegressionUtility:
     """Confidence-interval overlap and SSO of a regression on original and synthetic data.
 
@@ -192,15 +228,23 @@ def regression_utility(
         One synthetic data set or ``m`` implicates.
     formula : str
         ``"response ~ terms"`` in R's notation (``a*b``, ``a:b``, ``(a+b)^2``, ``- 1``).
-    family : {"gaussian", "binomial"}
-        Linear (least squares) or logistic regression.
+    family : {"gaussian", "binomial", "multinomial", "ordinal"}
+        Linear (least squares), logistic, multinomial logit or proportional-odds regression.
     synthesis : {"fully", "partially"}
-        Combining rule for the implicates: Raab et al. (2016), valid from one implicate, or
-        Reiter (2003), which needs at least two.
+        Fully synthetic data are combined by ``combining``; partially synthetic data by Reiter
+        (2003), which needs at least two implicates.
+    combining : {"raab", "rrr"}
+        The rule for fully synthetic data: Raab et al. (2016), valid from one implicate, or
+        Raghunathan, Reiter and Rubin (2003), which needs at least two
+        (:func:`cellsafe.metrics.combine_fully_synthetic`).
     level : float
         Confidence level of the intervals.
     categorical : sequence of str, optional
         Numeric predictors to treat as categorical.
+    response_levels : sequence, optional
+        The categories of a multinomial or ordinal response in order (the first is the
+        reference; an ordinal model's order).  Default: the categories of an ordered pandas
+        categorical in their order, else sorted.
 
     Returns
     -------
@@ -223,8 +267,9 @@ def regression_utility(
     >>> r.sso_share
     1.0
     """
-    family = check_in(family, "family", _OWNER, ("gaussian", "binomial"))
+    family = check_in(family, "family", _OWNER, ("gaussian", "binomial", "multinomial", "ordinal"))
     synthesis = check_in(synthesis, "synthesis", _OWNER, ("fully", "partially"))
+    combining = check_in(combining, "combining", _OWNER, ("raab", "rrr"))
     level = check_level(level, _OWNER)
     if not isinstance(formula, str) or "~" not in formula:
         raise InvalidArgumentError(f"The 'formula' parameter of {_OWNER} must be a string 'y ~ x1 + x2'. Got {formula!r}.")
@@ -241,18 +286,38 @@ def regression_utility(
         v: (_levels(orig[v]) if is_categorical(orig[v], categorical) else None) for v in f.variables
     }
     y_levels = _levels(orig[response]) if is_categorical(orig[response], categorical) else None
+    if family in ("multinomial", "ordinal"):
+        if response_levels is not None:
+            y_levels = list(response_levels)
+        elif isinstance(orig[response].dtype, pd.CategoricalDtype):
+            y_levels = list(orig[response].cat.categories)
+        elif y_levels is None:
+            y_levels = _levels(orig[response])
+        if len(y_levels) < 2:
+            raise DataError(f"{_OWNER}: a {family} response needs at least two categories; {response!r} has {len(y_levels)}.")
     if synthesis == "partially" and len(syns) < 2:
         raise InvalidArgumentError(f"{_OWNER}: synthesis='partially' needs at least two implicates; got {len(syns)}.")
+    if synthesis == "fully" and combining == "rrr" and len(syns) < 2:
+        raise InvalidArgumentError(f"{_OWNER}: combining='rrr' needs at least two implicates; got {len(syns)}.")
 
-    names, xo = _design(orig, f.terms, f.intercept, levels)
-    est_o, var_o, df_o = _fit(xo, _response(orig, response, family, y_levels), family)
+    intercept = f.intercept and family != "ordinal"  # an ordinal model's cut points take the intercept's place
+    names, xo = _design(orig, f.terms, intercept, levels)
+    if family in ("multinomial", "ordinal"):
+        assert y_levels is not None
+        names, est_o, var_o, df_o = _fit_categories(xo, _response(orig, response, family, y_levels), family, names, y_levels)
+    else:
+        est_o, var_o, df_o = _fit(xo, _response(orig, response, family, y_levels), family)
     q = np.empty((len(syns), len(names)))
     u = np.empty_like(q)
     for i, s in enumerate(syns):
-        _, xs = _design(s, f.terms, f.intercept, levels)
-        q[i], u[i], _ = _fit(xs, _response(s, response, family, y_levels), family)
+        sn, xs = _design(s, f.terms, intercept, levels)
+        if family in ("multinomial", "ordinal"):
+            assert y_levels is not None
+            _, q[i], u[i], _ = _fit_categories(xs, _response(s, response, family, y_levels), family, sn, y_levels)
+        else:
+            q[i], u[i], _ = _fit(xs, _response(s, response, family, y_levels), family)
     if synthesis == "fully":
-        comb = combine_fully_synthetic(q, u, len(orig), [len(s) for s in syns])
+        comb = combine_fully_synthetic(q, u, len(orig), [len(s) for s in syns], rule=combining)
     else:
         comb = combine_partially_synthetic(q, u)
     from scipy import stats
