@@ -46,6 +46,19 @@ def test_header_needing_quotes_and_no_rows(tmp_path):
 def test_declines_what_it_cannot_write_as_pandas(tmp_path):
     path = tmp_path / "t.csv"
     assert not write_coded_csv(path, ["v", "count"], [CodedColumn(["x"], [0]), np.array([1.5])])
-    assert not write_coded_csv(path, ["v", "count"], [CodedColumn([3], [0]), np.array([1.0])])
+    assert not write_coded_csv(path, ["v", "count"], [CodedColumn([3.5], [0]), np.array([1.0])])
     assert not write_coded_csv(path, ["v", "count"], [CodedColumn(["a\x00b"], [0]), np.array([1.0])])
     assert not path.exists()
+
+
+@pytest.mark.parametrize("escape", [False, True])
+def test_integer_and_boolean_labels_as_pandas_writes_them(tmp_path, escape):
+    """Categories read from integer columns: pandas writes str(x) of the objects, numbers never escaped."""
+    labels = ["Total", -3, 0, 12, np.int64(7), True, False, "=x"]
+    codes = np.arange(len(labels)).repeat(3)
+    counts = np.arange(codes.size, dtype=np.float64)
+    df = pd.DataFrame({"v": np.array(labels + [None], dtype=object)[:-1][codes], "count": counts.astype(np.int64)})
+    ours, theirs = tmp_path / "ours.csv", tmp_path / "theirs.csv"
+    assert write_coded_csv(ours, ["v", "count"], [CodedColumn(labels, codes), counts], escape_formulas=escape)
+    (neutralise_formulas(df) if escape else df).to_csv(theirs, index=False)
+    assert ours.read_bytes() == theirs.read_bytes()

@@ -1,28 +1,34 @@
-"""Counts and exact record-key sums per cell of a Parquet file, from its dictionary codes.
+"""Counts and exact record-key sums per cell from category codes: Parquet files and frames in memory.
 
-Parquet stores a text column as a dictionary of its distinct values and one small integer code per
-record.  Reading those codes (``read_dictionary``) instead of the strings, one flat index per record
-over the dictionaries' sizes and :func:`numpy.bincount` give every cell's count and key sum without
-ever comparing or hashing a string per record: the same numbers DuckDB's ``GROUP BY`` gives
-(:func:`cellsafe.io.aggregate_with_keys`), several times faster.
+Crossing records needs a code per record and variable, not the values themselves.  Parquet stores a
+text column as a dictionary of its distinct values and one small integer code per record: reading
+those codes (``read_dictionary``) costs nothing more.  Integer columns have codes of their own (the
+value less the smallest, when the values span a short range) and any other column of a simple type
+gets them from Arrow's ``dictionary_encode``, one hash per record in C++.  A frame in memory
+(pandas, polars, pyarrow) is read the same way, column by column, without copying what Arrow can
+view.  One flat index per record over the dictionaries' sizes and :func:`numpy.bincount` then give
+every cell's count and key sum: the same numbers DuckDB's ``GROUP BY`` gives
+(:func:`cellsafe.io.aggregate_with_keys`), without ever comparing or hashing a string per record
+in Python.
 
-The shortcut applies only where it reads the records exactly as DuckDB would: text columns (a
-category is its text, no conversion), no missing value, keys of a numeric type and in range, and a
-crossing small enough for a dense count vector.  Anything else returns None, and the caller takes
-the DuckDB path, whose messages name the offending row.
+The shortcut applies only where it reads the records exactly as DuckDB (or ``CountTable.from_frame``)
+would: categories that are text, integers or booleans, no missing value, keys of a numeric type and
+in range, counts that are non-negative integers, and a crossing small enough for a dense count
+vector.  Anything else returns None, and the caller takes the DuckDB path, whose messages name the
+offending row.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from ._keyed import FLOAT_KEY_BITS
 
-__all__ = ["CodedCells", "aggregate_parquet_codes"]
+__all__ = ["CodedCells", "aggregate_parquet_codes", "coded_rows"]
 
 _PARQUET = (".parquet", ".pq", ".parq")
 
@@ -34,46 +40,66 @@ _MAX_DENSE = 1 << 22
 # for up to 2^(53 - 27) records per cell.
 _LOW_BITS = 27
 
+# Records crossed at once (a frame in memory is read in slices of this many rows).
+_BATCH = 1 << 20
+
+# Integer columns whose values span fewer than this many numbers are coded as value - minimum.
+_SHORT_RANGE = 4096
+
 
 class CodedCells(NamedTuple):
     """The non-empty cells of some records, by their variables' dictionary codes.
 
     Attributes
     ----------
-    dictionaries : list of list of str
-        Per variable, the distinct values of the file's dictionary (unified over its row groups), in
-        that order; a value may occur in no record.
+    dictionaries : list of list
+        Per variable, the distinct values met (text, integers or booleans), in order of first
+        appearance; a value may occur in no record.
     index : ndarray of int64
         Flat index of each non-empty cell, row-major over the dictionaries (ascending).
     counts : ndarray of int64
-        Number of records of each cell.
+        Number of records of each cell (the sum of the count column when one was named; a cell
+        whose rows all count 0 is kept with count 0, as its categories are the data's).
     key_sums : ndarray of uint64 or None
         Sum of the cell's record keys modulo ``n_keys`` (integer keys) or the fixed-point sum modulo
         2^53 (uniform keys); None without a key column.
     integer_keys : bool or None
         True for integer keys, False for uniform keys, None without keys.
+    declared : tuple of bool
+        Per variable, True when its dictionary is a pandas categorical's declared categories:
+        every category is kept, in its declared order (as ``CountTable.from_frame`` keeps them).
+        False: the categories are the values met, sorted.
     """
 
-    dictionaries: list[list[str]]
+    dictionaries: list[list[Any]]
     index: np.ndarray
     counts: np.ndarray
     key_sums: np.ndarray | None
     integer_keys: bool | None
+    declared: tuple[bool, ...] = ()
 
 
-def _is_parquet_file(source: Any) -> bool:
-    if not (isinstance(source, str) or isinstance(source, os.PathLike)):
-        return False
-    p = Path(source)
-    return p.name.lower().endswith(_PARQUET) and p.is_file()
+# ---------------------------------------------------------------------- types read as DuckDB reads them
+def _value_type(t: Any) -> bool:
+    """A category type whose values come back from Arrow as DuckDB and pandas give them (str, int, bool)."""
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t)
+                or pa.types.is_integer(t) or pa.types.is_boolean(t))
 
 
-def _text_type(t: Any) -> bool:
+def _is_string_view(t: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(getattr(pa.types, "is_string_view", lambda _: False)(t))
+
+
+def _category_type(t: Any) -> bool:
     import pyarrow as pa
 
     if pa.types.is_dictionary(t):
-        t = t.value_type
-    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+        return _value_type(t.value_type)
+    return _value_type(t)
 
 
 def _view(array: Any) -> np.ndarray:
@@ -89,25 +115,90 @@ def _view(array: Any) -> np.ndarray:
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
 
 
-def _codes(column: Any, dictionary: list[str], position: dict[str, int]) -> list[tuple[np.ndarray, np.ndarray]] | None:
-    """Per chunk of a column, its codes and their map into one dictionary shared by all row groups.
+class _Dictionary:
+    """One variable's dictionary over all batches: its values in order of first appearance.
 
-    Values new to ``dictionary`` are appended (earlier positions never move).  Row groups and
-    batches carry dictionaries of their own; mapping each small dictionary costs less than unifying
-    the chunks' codes.  None when a dictionary holds a missing value.
+    Earlier positions never move, so the codes of earlier batches stay valid.  A batch's own
+    dictionary is small (its distinct values): it is matched value by value.
     """
-    parts = []
-    for chunk in column.chunks:
-        if chunk.dictionary.null_count:
-            return None
-        local = chunk.dictionary.to_pylist()
+
+    def __init__(self, declared: bool = False) -> None:
+        self.values: list[Any] = []
+        self.position: dict[Any, int] = {}
+        self.declared = declared
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+    def positions(self, local: list[Any]) -> np.ndarray | None:
+        """The position of each value of a batch's dictionary; None for a missing value or too many values."""
+        if len(local) > _MAX_LOCAL:
+            return None  # a column of identifiers: DuckDB's hash table is the better tool
+        if self.declared:  # a categorical's categories are the dictionary of every chunk
+            if not self.values:
+                if len(set(local)) != len(local):
+                    return None
+                self.values = list(local)
+            elif local != self.values:
+                return None
+            return np.arange(len(local), dtype=np.int64)
+        position = self.position
         for value in local:
             if value not in position:
-                position[value] = len(dictionary)
-                dictionary.append(value)
-        to_global = np.fromiter((position[value] for value in local), dtype=np.int64, count=len(local))
-        parts.append((_view(chunk.indices), to_global))
-    return parts
+                if value is None:
+                    return None
+                position[value] = len(self.values)
+                self.values.append(value)
+        return np.fromiter((position[value] for value in local), dtype=np.int64, count=len(local))
+
+
+# A batch whose own dictionary holds more values than this is left to DuckDB (identifiers, not categories).
+_MAX_LOCAL = 1 << 17
+
+
+def _chunk_codes(chunk: Any, dictionary: _Dictionary) -> tuple[np.ndarray, np.ndarray] | None:
+    """A chunk's codes and their map into the variable's dictionary; None when it holds a missing value.
+
+    Text read from Parquet comes with its codes; integers spanning a short range are coded by value
+    (value - minimum), the rest by Arrow's hash encoding.
+    """
+    import pyarrow as pa
+
+    if chunk.null_count:
+        return None
+    t = chunk.type
+    if _is_string_view(t):  # polars' strings: hashed as large strings
+        chunk = chunk.cast(pa.large_string())
+        t = chunk.type
+    if pa.types.is_dictionary(t):
+        if chunk.dictionary.null_count:
+            return None
+        local, codes = chunk.dictionary, _view(chunk.indices)
+    elif pa.types.is_integer(t) and len(chunk) and not dictionary.declared:
+        values = _view(chunk)
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < _SHORT_RANGE:  # codes by value: no hashing
+            if 0 <= lo <= max(16, hi - lo):  # the values are their own codes: no subtraction
+                to_global = dictionary.positions(list(range(0, hi + 1)))
+                return None if to_global is None else (values, to_global)
+            to_global = dictionary.positions(list(range(lo, hi + 1)))
+            if to_global is None:
+                return None
+            if values.dtype.kind == "u" or values.dtype.itemsize == 8:  # no overflow: the codes are below the range
+                return values - values.dtype.type(lo), to_global
+            return values.astype(np.int64) - lo, to_global
+        encoded = chunk.dictionary_encode()
+        local, codes = encoded.dictionary, _view(encoded.indices)
+    else:
+        encoded = chunk.dictionary_encode()
+        local, codes = encoded.dictionary, _view(encoded.indices)
+    if len(local) > _MAX_LOCAL:
+        return None
+    to_global = dictionary.positions(local.to_pylist())
+    if to_global is None:
+        return None
+    return codes, to_global
 
 
 def _product(sizes: Sequence[int]) -> int:
@@ -117,12 +208,210 @@ def _product(sizes: Sequence[int]) -> int:
     return out
 
 
+class _Crossing:
+    """Cells of record batches accumulated over the batches, merged over the final dictionaries."""
+
+    def __init__(self, n_variables: int, declared: Sequence[bool], n_records: int) -> None:
+        self.dictionaries = [_Dictionary(d) for d in declared]
+        self.cells: list[list[np.ndarray]] = [[] for _ in range(n_variables)]
+        self.rows: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.sums: list[list[np.ndarray]] = []
+        self.limit = max(_MAX_DENSE, 2 * n_records)
+
+    def add(self, columns: Sequence[Any], weights: np.ndarray | None, key_weights: list[np.ndarray]) -> bool:
+        """Cross one batch: ``columns`` are its variables (arrow arrays or chunked arrays).
+
+        ``weights``: the count of each row (None: 1 each); ``key_weights``: per key part, each
+        row's value.  False when the shortcut does not apply.
+        """
+        rows = len(columns[0])
+        if rows == 0:
+            return True
+        parts = []
+        for column, dictionary in zip(columns, self.dictionaries):
+            chunks = column.chunks if hasattr(column, "chunks") else [column]
+            coded = []
+            for chunk in chunks:
+                c = _chunk_codes(chunk, dictionary)
+                if c is None:
+                    return False
+                coded.append(c)
+            parts.append(coded)
+        sizes = [d.size for d in self.dictionaries]  # so far: later batches may add values, never move them
+        n_cells = _product(sizes)
+        if n_cells > self.limit:
+            return False
+        # the flat index, one variable at a time: its codes mapped through the dictionary positions
+        # times the variable's stride (the columns' chunks need not align)
+        flat = np.empty(rows, dtype=np.int64)
+        step = np.empty(rows, dtype=np.int64)
+        stride = 1
+        for j in range(len(parts) - 1, -1, -1):
+            start = 0
+            for codes, to_global in parts[j]:
+                end = start + len(codes)
+                target = flat if j == len(parts) - 1 else step
+                np.take(to_global * stride if stride != 1 else to_global, codes, out=target[start:end], mode="clip")
+                start = end
+            if j != len(parts) - 1:
+                flat += step
+            stride *= sizes[j]
+        del step
+        del parts
+        present = np.bincount(flat, minlength=n_cells)
+        nz = np.flatnonzero(present)
+        self.rows.append(present[nz])
+        self.counts.append(present[nz] if weights is None
+                           else np.bincount(flat, weights=weights, minlength=n_cells)[nz])
+        self.sums.append([np.bincount(flat, weights=w, minlength=n_cells)[nz] for w in key_weights])
+        rest = nz
+        codes = []
+        for size in reversed(sizes[1:]):
+            rest, code = np.divmod(rest, size)
+            codes.append(code)
+        codes.append(rest)
+        for j, code in enumerate(codes[::-1]):
+            self.cells[j].append(code)
+        return True
+
+    def result(self, n_keys: int | None, integer: bool | None) -> "CodedCells | None":
+        if not self.rows:
+            return None
+        sizes = [d.size for d in self.dictionaries]
+        n_cells = _product(sizes)
+        if n_cells > self.limit:
+            return None
+        # the batches' cells merged by one more bincount over the final dictionaries
+        flat = np.concatenate(self.cells[0])
+        for j in range(1, len(sizes)):
+            flat *= sizes[j]
+            flat += np.concatenate(self.cells[j])
+        present = np.bincount(flat, weights=np.concatenate(self.rows).astype(np.float64), minlength=n_cells)
+        nz = np.flatnonzero(present)
+        total = np.bincount(flat, weights=np.concatenate(self.counts).astype(np.float64), minlength=n_cells)[nz]
+        key_sums = None
+        if integer is not None:
+            merged = [np.bincount(flat, weights=np.concatenate([w[i] for w in self.sums]), minlength=n_cells)[nz]
+                      for i in range(len(self.sums[0]))]
+            if integer:
+                key_sums = (merged[0].astype(np.int64) % int(n_keys)).astype(np.uint64)  # type: ignore[arg-type]
+            else:
+                low, high = (m.astype(np.uint64) for m in merged)
+                # modulo 2^64 wrap-around is harmless: 2^53 divides 2^64
+                key_sums = ((high << np.uint64(_LOW_BITS)) + low) & np.uint64((1 << FLOAT_KEY_BITS) - 1)
+        return CodedCells([d.values for d in self.dictionaries], nz.astype(np.int64), total.astype(np.int64),
+                          key_sums, integer, tuple(d.declared for d in self.dictionaries))
+
+
+def _key_weights(chunks: list[np.ndarray], integer: bool, n_keys: int | None) -> list[np.ndarray] | None:
+    """Per key part, each record's weight for the key sums; None when a key is out of range."""
+    keys = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+    if not keys.size:
+        return [keys.astype(np.float64)] if integer else [keys.astype(np.float64)] * 2
+    if integer:
+        if keys.min() < 0 or keys.max() > int(n_keys) - 1:  # type: ignore[arg-type]
+            return None
+        return [keys.astype(np.float64)]
+    if not np.all(np.isfinite(keys)) or keys.min() < 0 or keys.max() >= 1:
+        return None
+    fixed = np.floor(keys.astype(np.float64) * float(2**FLOAT_KEY_BITS)).astype(np.uint64)
+    return [(fixed & np.uint64((1 << _LOW_BITS) - 1)).astype(np.float64),
+            (fixed >> np.uint64(_LOW_BITS)).astype(np.float64)]
+
+
+def _count_weights(chunks: list[np.ndarray]) -> np.ndarray | None:
+    """Each row's count as float64 (exact below 2^53); None for a negative count."""
+    counts = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+    if counts.size and counts.min() < 0:
+        return None
+    return counts.astype(np.float64)
+
+
+def _numeric_chunks(column: Any) -> list[np.ndarray] | None:
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    if any(c.null_count for c in chunks):
+        return None
+    return [_view(c) for c in chunks]
+
+
+def _cross(
+    batches: Iterator[Any],
+    variables: list[str],
+    record_key: str | None,
+    integer: bool | None,
+    n_keys: int | None,
+    count: str | None,
+    declared: Sequence[bool],
+    n_records: int,
+    key_values: np.ndarray | None = None,
+) -> CodedCells | None:
+    """Cross arrow record batches (tables) of ``variables`` into coded cells."""
+    crossing = _Crossing(len(variables), declared, n_records)
+    total = 0.0
+    start = 0
+    for batch in batches:
+        rows = batch.num_rows
+        if rows == 0:
+            continue
+        weights = None
+        if count is not None:
+            chunks = _numeric_chunks(batch.column(count))
+            weights = None if chunks is None else _count_weights(chunks)
+            if weights is None:
+                return None
+            total += float(weights.sum())
+            if total >= 2.0**53:  # float sums stop being exact: DuckDB sums in 128 bits
+                return None
+        key_weights: list[np.ndarray] = []
+        if integer is not None:
+            if key_values is not None:
+                chunks = [key_values[start:start + rows]]
+            else:
+                chunks = _numeric_chunks(batch.column(record_key))  # type: ignore[assignment]
+                if chunks is None:
+                    return None
+            kw = _key_weights(chunks, integer, n_keys)
+            if kw is None:
+                return None
+            key_weights = kw
+        if not crossing.add([batch.column(v) for v in variables], weights, key_weights):
+            return None
+        start += rows
+    return crossing.result(n_keys, integer)
+
+
+def _key_kind(t: Any, n_keys: int | None) -> bool | None:
+    """True for integer keys, False for uniform keys; None for a type DuckDB must judge."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(t):
+        return None if n_keys is None else True
+    if pa.types.is_floating(t) and not pa.types.is_float16(t):
+        return False
+    return None
+
+
+def _names_ok(names: Sequence[str], variables: list[str], others: list[str]) -> bool:
+    wanted = variables + others
+    return len(set(names)) == len(names) and len(set(wanted)) == len(wanted) and all(c in names for c in wanted)
+
+
+# ---------------------------------------------------------------------- Parquet files
+def _is_parquet_file(source: Any) -> bool:
+    if not (isinstance(source, str) or isinstance(source, os.PathLike)):
+        return False
+    p = Path(source)
+    return p.name.lower().endswith(_PARQUET) and p.is_file()
+
+
 def aggregate_parquet_codes(
     source: Any,
     variables: Sequence[str],
     record_key: str | None = None,
     *,
     n_keys: int | None = None,
+    count: str | None = None,
 ) -> CodedCells | None:
     """Count the records of every non-empty cell and sum their keys, from a Parquet file's codes.
 
@@ -131,36 +420,39 @@ def aggregate_parquet_codes(
     source : path
         A Parquet file (``.parquet``, ``.pq``, ``.parq``).
     variables : sequence of str
-        The text columns to cross.
+        The columns to cross: text, integers or booleans.
     record_key : str, optional
         The column of record keys: integers 0..n_keys - 1, or uniform numbers in [0, 1).
     n_keys : int, optional
         The number of integer cell keys (required for integer keys).
+    count : str, optional
+        A column of counts (non-negative integers) summed instead of counting rows.
 
     Returns
     -------
     CodedCells or None
-        None when the shortcut does not apply (not a Parquet file, a variable that is not text, a
-        missing value, a key of another type or out of range, too many cells): the caller then
-        aggregates with :func:`cellsafe.io.aggregate_with_keys`, which reads the same values and
-        reports the problem.
+        None when the shortcut does not apply (not a Parquet file, a variable of another type, a
+        missing value, a key or count of another type or out of range, too many cells): the caller
+        then aggregates with DuckDB, which reads the same values and reports the problem.
 
     Notes
     -----
-    The file is read one row group at a time: each group's cells are counted by ``bincount`` over
-    its flat index, and the groups' cells are merged by one more ``bincount`` over the final
-    dictionaries.  Integer key sums are exact in float64 (below 2^53), uniform keys are summed as the high and low halves of ``floor(u * 2^53)`` so
-    that each half's sum is exact, and recombined modulo 2^53 in integers.
+    The file is read one row group at a time: text columns as their dictionary codes, integer
+    columns coded by value (or by Arrow's hash encoding when their values span a long range).
+    Each group's cells are counted by ``bincount`` over its flat index, and the groups' cells are
+    merged by one more ``bincount`` over the final dictionaries.  Integer key sums are exact in
+    float64 (below 2^53); uniform keys are summed as the high and low halves of
+    ``floor(u * 2^53)`` so that each half's sum is exact, and recombined modulo 2^53 in integers.
 
     Examples
     --------
     >>> import pathlib, tempfile
     >>> import pyarrow as pa, pyarrow.parquet as pq
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "r.parquet"
-    >>> pq.write_table(pa.table({"sex": ["M", "F", "F"], "key": [7, 200, 100]}), f)
-    >>> res = aggregate_parquet_codes(f, ["sex"], "key", n_keys=256)
+    >>> pq.write_table(pa.table({"sex": ["M", "F", "F"], "age": [30, 30, 41], "key": [7, 200, 100]}), f)
+    >>> res = aggregate_parquet_codes(f, ["sex", "age"], "key", n_keys=256)
     >>> res.dictionaries, res.counts.tolist(), res.key_sums.tolist()
-    ([['M', 'F']], [1, 2], [7, 44])
+    ([['M', 'F'], [30, 41]], [1, 1, 1], [7, 200, 100])
     """
     if not _is_parquet_file(source) or isinstance(variables, str) or not len(variables):
         return None
@@ -172,136 +464,82 @@ def aggregate_parquet_codes(
         schema = pq.read_schema(source)
     except Exception:  # noqa: BLE001  an unreadable file: DuckDB's reader says why
         return None
-    names = schema.names
-    wanted = variables + ([record_key] if record_key is not None else [])
-    if len(set(names)) != len(names) or len(set(wanted)) != len(wanted) or any(c not in names for c in wanted):
+    others = [c for c in (record_key, count) if c is not None]
+    if not _names_ok(schema.names, variables, others):
         return None
-    if not all(_text_type(schema.field(v).type) for v in variables):
+    if not all(_category_type(schema.field(v).type) for v in variables):
+        return None
+    if count is not None and not pa.types.is_integer(schema.field(count).type):
         return None
     integer: bool | None = None
     if record_key is not None:
-        kt = schema.field(record_key).type
-        integer = bool(pa.types.is_integer(kt))
-        if not (integer or pa.types.is_floating(kt)) or (integer and n_keys is None):
+        integer = _key_kind(schema.field(record_key).type, n_keys)
+        if integer is None:
             return None
-    dictionaries: list[list[str]] = [[] for _ in variables]
-    positions: list[dict[str, int]] = [{} for _ in variables]
-    # per row group, its non-empty cells (global codes per variable), counts and key sums
-    cells: list[list[np.ndarray]] = [[] for _ in variables]
-    counts: list[np.ndarray] = []
-    sums: list[list[np.ndarray]] = []
+    text = [v for v in variables if pa.types.is_string(schema.field(v).type) or pa.types.is_large_string(schema.field(v).type)]
     try:
         # ParquetFile reads without the dataset layer (whose import brings pandas); one row group
         # at a time keeps the records' codes small
-        with pq.ParquetFile(source, read_dictionary=variables) as pf:
+        with pq.ParquetFile(source, read_dictionary=text) as pf:
             n = pf.metadata.num_rows
-            if n == 0 or (record_key is not None and integer and n * float(n_keys) >= 2.0**53):  # type: ignore[arg-type]
+            if n == 0 or (integer and n * float(n_keys) >= 2.0**53):  # type: ignore[arg-type]
                 return None
-            if record_key is not None and not integer and n >= 2 ** (53 - _LOW_BITS):
+            if integer is False and n >= 2 ** (53 - _LOW_BITS):
                 return None
-            for g in range(pf.num_row_groups):
-                group = _group_cells(pf.read_row_group(g, columns=wanted), variables, record_key, integer, n_keys,
-                                     dictionaries, positions, n)
-                if group is None:
-                    return None
-                if group is False:
-                    continue
-                codes, cnt, weights = group
-                for j in range(len(variables)):
-                    cells[j].append(codes[j])
-                counts.append(cnt)
-                sums.append(weights)
+            groups = (pf.read_row_group(g, columns=variables + others) for g in range(pf.num_row_groups))
+            return _cross(groups, variables, record_key, integer, n_keys, count, [False] * len(variables), n)
     except Exception:  # noqa: BLE001  a file pyarrow cannot read: DuckDB says why
         return None
-    if not counts:
-        return None
-    sizes = [len(d) for d in dictionaries]
-    n_cells = _product(sizes)
-    if n_cells > max(_MAX_DENSE, 2 * n):
-        return None
-    # the row groups' cells merged by one more bincount over the final dictionaries
-    flat = np.concatenate(cells[0])
-    for j in range(1, len(variables)):
-        flat *= sizes[j]
-        flat += np.concatenate(cells[j])
-    total = np.bincount(flat, weights=np.concatenate(counts).astype(np.float64), minlength=n_cells)
-    nz = np.flatnonzero(total)
-    key_sums = None
-    if record_key is not None:
-        merged = [np.bincount(flat, weights=np.concatenate([w[i] for w in sums]), minlength=n_cells)[nz]
-                  for i in range(len(sums[0]))]
-        if integer:
-            key_sums = (merged[0].astype(np.int64) % int(n_keys)).astype(np.uint64)  # type: ignore[arg-type]
-        else:
-            low, high = (m.astype(np.uint64) for m in merged)
-            # modulo 2^64 wrap-around is harmless: 2^53 divides 2^64
-            key_sums = ((high << np.uint64(_LOW_BITS)) + low) & np.uint64((1 << FLOAT_KEY_BITS) - 1)
-    return CodedCells(dictionaries, nz.astype(np.int64), total[nz].astype(np.int64), key_sums,
-                      None if record_key is None else integer)
 
 
-def _group_cells(
-    table: Any,
-    variables: list[str],
-    record_key: str | None,
-    integer: bool | None,
-    n_keys: int | None,
-    dictionaries: list[list[str]],
-    positions: list[dict[str, int]],
-    n: int,
-) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray]] | bool | None:
-    """One row group's non-empty cells: global codes per variable, counts and key-sum weights.
+# ---------------------------------------------------------------------- distinct rows (DuckDB's GROUP BY)
+def coded_rows(table: Any, variables: Sequence[str], counts: np.ndarray, key_sums: np.ndarray | None = None,
+               integer_keys: bool | None = None) -> CodedCells | None:
+    """The coded cells of an Arrow table holding one row per distinct cell (a ``GROUP BY`` result).
 
-    False for an empty group; None when the shortcut does not apply (a missing value, a key out of
-    range, too many cells).
+    Parameters
+    ----------
+    table : pyarrow.Table
+        One row per distinct combination of ``variables`` (no missing value).
+    variables : sequence of str
+    counts : ndarray of int64
+        The count of each row.
+    key_sums, integer_keys
+        The key sum of each row, already reduced, and the key kind.
+
+    Returns
+    -------
+    CodedCells or None
+        None when a variable's type is not read back as DuckDB's pandas frames read it (text,
+        integers and booleans are), or a value is missing.
     """
-    rows = table.num_rows
-    if rows == 0:
-        return False
-    if any(table.column(c).null_count for c in table.column_names):
+    variables = list(variables)
+    if not all(_category_type(table.schema.field(v).type) for v in variables):
         return None
-    parts = []
-    for v, dictionary, position in zip(variables, dictionaries, positions):
-        coded = _codes(table.column(v), dictionary, position)
-        if coded is None:
-            return None
-        parts.append(coded)
-    sizes = [len(d) for d in dictionaries]  # so far: later groups may add values, never move them
-    n_cells = _product(sizes)
-    if n_cells > max(_MAX_DENSE, 2 * n):
-        return None
-    # the flat index built in place, one variable at a time (the columns' chunks need not align)
-    flat = np.zeros(rows, dtype=np.int64)
-    for j, chunks in enumerate(parts):
+    dictionaries = [_Dictionary() for _ in variables]
+    flat = np.zeros(table.num_rows, dtype=np.int64)
+    codes_by_var = []
+    for v, dictionary in zip(variables, dictionaries):
+        column = table.column(v)
+        coded = []
+        for chunk in column.chunks:
+            c = _chunk_codes(chunk, dictionary)
+            if c is None:
+                return None
+            coded.append(c)
+        codes_by_var.append(coded)
+    sizes = [d.size for d in dictionaries]
+    for j, chunks in enumerate(codes_by_var):
         if j:
             flat *= sizes[j]
         start = 0
-        for c, to_global in chunks:
-            flat[start:start + len(c)] += to_global[c]
-            start += len(c)
-    del parts
-    counts = np.bincount(flat, minlength=n_cells)
-    nz = np.flatnonzero(counts)
-    weights: list[np.ndarray] = []
-    if record_key is not None:
-        chunks = [_view(c) for c in table.column(record_key).chunks]
-        keys = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-        if integer:
-            if keys.min() < 0 or keys.max() > int(n_keys) - 1:  # type: ignore[arg-type]
-                return None
-            weights = [np.bincount(flat, weights=keys, minlength=n_cells)[nz]]
-        else:
-            if not np.all(np.isfinite(keys)) or keys.min() < 0 or keys.max() >= 1:
-                return None
-            fixed = np.floor(keys.astype(np.float64) * float(2**FLOAT_KEY_BITS)).astype(np.uint64)
-            weights = [np.bincount(flat, weights=(fixed & np.uint64((1 << _LOW_BITS) - 1)).astype(np.float64),
-                                   minlength=n_cells)[nz],
-                       np.bincount(flat, weights=(fixed >> np.uint64(_LOW_BITS)).astype(np.float64),
-                                   minlength=n_cells)[nz]]
-    codes = []
-    rest = nz
-    for size in reversed(sizes[1:]):
-        rest, code = np.divmod(rest, size)
-        codes.append(code)
-    codes.append(rest)
-    return codes[::-1], counts[nz], weights
+        for codes, to_global in chunks:
+            flat[start:start + len(codes)] += to_global[codes]
+            start += len(codes)
+    order = np.argsort(flat, kind="stable")
+    flat = flat[order]
+    if flat.size > 1 and not np.all(flat[1:] > flat[:-1]):
+        return None  # two rows of one cell: the rows were not distinct
+    return CodedCells([d.values for d in dictionaries], flat, np.asarray(counts, dtype=np.int64)[order],
+                      None if key_sums is None else np.asarray(key_sums)[order], integer_keys,
+                      (False,) * len(variables))

@@ -27,7 +27,7 @@ class CodedColumn:
 
     Parameters
     ----------
-    labels : sequence of str
+    labels : sequence of str (or int, written as ``str`` writes it, as pandas does)
     codes : array_like of int
     """
 
@@ -105,7 +105,10 @@ def write_coded_csv(
     blocks: list[np.ndarray] = []
     for col in columns:
         if isinstance(col, CodedColumn):
-            labels = [_escape(x) for x in col.labels] if escape_formulas else col.labels
+            # integer (and boolean) labels as pandas writes them in a column of objects: str(x)
+            # (never escaped as formulas: neutralise_formulas leaves numbers alone)
+            labels = [_escape(x) if escape_formulas and isinstance(x, str) else
+                      str(x) if isinstance(x, (int, np.integer)) else x for x in col.labels]
             if any(not isinstance(x, str) or "\x00" in x for x in labels):
                 return False
             block = _label_matrix([_field(x) for x in labels] or [b""], col.codes.astype(np.intp, copy=False))

@@ -22,12 +22,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
+import numpy as np
+
 from .._frames import pd
 from ..exceptions import DataError
 
 __all__ = [
     "aggregate_file",
     "glob_files",
+    "aggregate_file_codes",
     "read_frame",
     "read_records",
     "source_sql",
@@ -339,64 +342,111 @@ def aggregate_file(
     The variables are read as written (text in CSV files); counts are exact 64-bit integers.
     Returns the frame of distinct cells and the name of its frequency column.
     """
+    con = _connect()
+    try:
+        _group_file(con, path, variables, count, glob)
+        out_name = "count" if "count" not in variables else "__count"
+        groups = ", ".join(_quote_ident(v) for v in variables)
+        frame = con.execute(f"SELECT {groups}, __n AS {_quote_ident(out_name)} FROM __cells").df()
+        return frame, out_name
+    finally:
+        con.close()
+
+
+def aggregate_file_codes(
+    path: "str | os.PathLike[str]", variables: Sequence[str], count: str | None = None, *, glob: bool = False
+) -> Any:
+    """:func:`aggregate_file` as coded cells (:class:`cellsafe.io.CodedCells`), without a pandas frame.
+
+    The records are scanned once by DuckDB (``GROUP BY`` the variables, with the checks of missing
+    values and counts in the same pass); the distinct cells come back as Arrow columns and are
+    coded there.  Where a variable's type would not come back as :func:`aggregate_file`'s frame
+    gives it (dates, decimals from Parquet), the frame is returned instead, as ``(frame, name)``.
+    """
+    from ._coded import _view, coded_rows
+
+    con = _connect()
+    try:
+        _group_file(con, path, variables, count, glob)
+        groups = ", ".join(_quote_ident(v) for v in variables)
+        table = con.sql(f"SELECT {groups}, __n FROM __cells").to_arrow_table()
+        counts = np.concatenate([_view(c) for c in table.column("__n").chunks] or [np.zeros(0, np.int64)])
+        coded = coded_rows(table, variables, counts.astype(np.int64, copy=False))
+        if coded is not None:
+            return coded
+        out_name = "count" if "count" not in variables else "__count"
+        frame = con.execute(f"SELECT {groups}, __n AS {_quote_ident(out_name)} FROM __cells").df()
+        return frame, out_name
+    finally:
+        con.close()
+
+
+def _group_file(con: Any, path: Any, variables: Sequence[str], count: str | None, glob: bool) -> None:
+    """The distinct cells of a file in the temporary table ``__cells`` (the variables and ``__n``, BIGINT).
+
+    One scan of the records computes, per cell, the number of records, the exact sum of the count
+    column and the number of counts that are not whole numbers; the records are scanned again only
+    to name the first offending row in an error message.
+    """
     if count is not None and count in variables:
         raise DataError(
             f"the count column {count!r} is also among the variables; a column is either a variable or the count."
         )
     src = source_sql(path, text=True, glob=glob)
-    con = _connect()
+    cols = _columns(con, src, path)
+    for v in list(variables) + ([count] if count else []):
+        if v not in cols:
+            raise DataError(
+                f"unknown variable {v!r}: {str(path)!r} has columns {cols}. Check the spelling of --variables / --count."
+            )
+    groups = ", ".join(_quote_ident(v) for v in variables)
+    aggs = ["COUNT(*) AS __rows"]
+    if count is not None:
+        c = f"CAST({_quote_ident(count)} AS VARCHAR)"
+        # exact: HUGEINT from the text, never through a double; values that are not whole numbers are counted
+        aggs += [f"SUM(TRY_CAST(regexp_replace(trim({c}), '\\.0*$', '') AS HUGEINT)) AS __sum",
+                 f"COUNT(*) FILTER (WHERE {c} IS NULL OR NOT regexp_full_match({c}, {_quote_str(_WHOLE)}) "
+                 f"OR TRY_CAST({c} AS HUGEINT) > {MAX_COUNT}) AS __bad"]
+    nulls = ", ".join(f"COUNT(*) FILTER (WHERE {_quote_ident(v)} IS NULL)" for v in variables)
     try:
-        cols = _columns(con, src, path)
-        for v in list(variables) + ([count] if count else []):
-            if v not in cols:
-                raise DataError(
-                    f"unknown variable {v!r}: {str(path)!r} has columns {cols}. Check the spelling of --variables / --count."
-                )
-        try:
-            n_rows = con.execute(f"SELECT COUNT(*) FROM {src}").fetchone()[0]
-        except Exception as exc:
-            raise duckdb_error(exc, path) from None
-        if n_rows == 0:
-            raise DataError(f"the input {str(path)!r} has no rows; a table needs at least one record or cell.")
-        numbered = f"(SELECT row_number() OVER () AS __line, * FROM {src})"
-        for v in variables:
+        con.execute(f"CREATE TEMP TABLE __groups AS SELECT {groups}, {', '.join(aggs)} FROM {src} GROUP BY {groups}")
+        stats = con.execute(
+            f"SELECT COUNT(*), {nulls}"
+            + (", SUM(__bad), MAX(__sum), SUM(__sum)" if count is not None else "")
+            + " FROM __groups"
+        ).fetchone()
+    except Exception as exc:
+        raise duckdb_error(exc, path) from None
+    if stats[0] == 0:
+        raise DataError(f"the input {str(path)!r} has no rows; a table needs at least one record or cell.")
+    numbered = f"(SELECT row_number() OVER () AS __line, * FROM {src})"
+    for v, null_groups in zip(variables, stats[1:1 + len(variables)]):
+        if null_groups:
             try:
                 row = con.execute(
                     f"SELECT __line, COUNT(*) OVER () FROM {numbered} WHERE {_quote_ident(v)} IS NULL LIMIT 1"
                 ).fetchone()
             except Exception as exc:
                 raise duckdb_error(exc, path) from None
-            if row is not None:
-                raise DataError(
-                    f"variable {v!r} has {row[1]} missing value(s) in {str(path)!r}, the first in data row {row[0]}; "
-                    "recode missing values as a category (for example 'Unknown') or drop those rows."
-                )
-        groups = ", ".join(_quote_ident(v) for v in variables)
-        out_name = "count" if "count" not in variables else "__count"
-        if count is None:
-            agg = f"COUNT(*) AS {_quote_ident(out_name)}"
-        else:
+            raise DataError(
+                f"variable {v!r} has {row[1]} missing value(s) in {str(path)!r}, the first in data row {row[0]}; "
+                "recode missing values as a category (for example 'Unknown') or drop those rows."
+            )
+    if count is None:
+        total = "__rows"
+    else:
+        bad, biggest, overall = stats[1 + len(variables):]
+        if bad:
             _count_check(con, numbered, count, path)
-            # exact: HUGEINT from the text, never through a double
-            agg = (f"SUM(CAST(regexp_replace(trim(CAST({_quote_ident(count)} AS VARCHAR)), '\\.0*$', '') AS HUGEINT)) "
-                   f"AS {_quote_ident(out_name)}")
-        q = _quote_ident(out_name)
-        try:
-            con.execute(f"CREATE TEMP TABLE __cells AS SELECT {groups}, {agg} FROM {src} GROUP BY {groups}")
-            big = con.execute(f"SELECT MAX({q}), SUM({q}) FROM __cells").fetchone()
-        except Exception as exc:
-            raise duckdb_error(exc, path) from None
-        if big[0] is not None and int(big[0]) > MAX_COUNT:
+        if biggest is not None and int(biggest) > MAX_COUNT:
             raise DataError(
-                f"a cell of {str(path)!r} sums to {int(big[0])}, beyond the largest count a table holds (2^63 - 1); "
+                f"a cell of {str(path)!r} sums to {int(biggest)}, beyond the largest count a table holds (2^63 - 1); "
                 "split the table."
             )
-        if big[1] is not None and int(big[1]) > MAX_COUNT:
+        if overall is not None and int(overall) > MAX_COUNT:
             raise DataError(
-                f"the counts of {str(path)!r} total {int(big[1])}, beyond the largest total a table holds (2^63 - 1); "
+                f"the counts of {str(path)!r} total {int(overall)}, beyond the largest total a table holds (2^63 - 1); "
                 "split the table."
             )
-        frame = con.execute(f"SELECT {groups}, CAST({q} AS BIGINT) AS {q} FROM __cells").df()
-        return frame, out_name
-    finally:
-        con.close()
+        total = "__sum"
+    con.execute(f"CREATE TEMP TABLE __cells AS SELECT {groups}, CAST({total} AS BIGINT) AS __n FROM __groups")

@@ -21,7 +21,7 @@ from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
 from ._duckdb import _connect, _quote_ident, duckdb_error, source_sql
 
-__all__ = ["KeyedCells", "aggregate_with_keys", "FLOAT_KEY_BITS"]
+__all__ = ["KeyedCells", "aggregate_with_keys", "aggregate_keyed_codes", "FLOAT_KEY_BITS"]
 
 #: Uniform keys are summed as fixed-point integers with this many fractional bits.
 FLOAT_KEY_BITS = 53
@@ -102,104 +102,175 @@ def aggregate_with_keys(
     >>> sorted(zip(res.cells["sex"], res.counts.tolist(), res.key_sums.tolist()))
     [('F', 2, 44), ('M', 1, 7)]
     """
+    con = _connect()
+    try:
+        q = _keyed_query(con, source, variables, record_key, n_keys)
+        try:
+            frame = con.execute(q.sql).df()
+        except Exception as exc:
+            raise duckdb_error(exc, source if _is_path(source) else "the data", "aggregate") from None
+        if len(frame) == 0:
+            raise DataError(f"{q.where} has no rows; a table needs at least one record.")
+        nulls = [int(frame["__n"].to_numpy()[frame[v].isna().to_numpy()].sum()) for v in variables]
+        n_bad = int(frame.pop("__bad").to_numpy(dtype=np.int64).sum()) if q.key_type is not None else 0
+        _check_keyed(con, q, variables, record_key, n_keys, nulls, n_bad)
+        counts = frame.pop("__n").to_numpy(dtype=np.int64)
+        if q.key_type is None:
+            return KeyedCells(frame, counts, None, None)
+        sums = frame.pop("__s").to_numpy(dtype=np.int64).astype(np.uint64)
+        return KeyedCells(frame, counts, sums, q.key_type == "integer")
+    finally:
+        con.close()
+
+
+def aggregate_keyed_codes(
+    source: Any,
+    variables: Sequence[str],
+    record_key: str | None = None,
+    *,
+    n_keys: int | None = None,
+) -> Any:
+    """:func:`aggregate_with_keys` with the distinct cells coded (:class:`cellsafe.io.CodedCells`), no pandas frame.
+
+    The same query and the same checks; the cells come back as Arrow columns.  Returns the
+    :class:`KeyedCells` of :func:`aggregate_with_keys` instead when a variable's type would not come
+    back as that frame gives it (dates, decimals).
+    """
+    from ._coded import _view, coded_rows
+
+    con = _connect()
+    try:
+        q = _keyed_query(con, source, variables, record_key, n_keys)
+        try:
+            table = con.sql(q.sql).to_arrow_table()
+        except Exception as exc:
+            raise duckdb_error(exc, source if _is_path(source) else "the data", "aggregate") from None
+        if table.num_rows == 0:
+            raise DataError(f"{q.where} has no rows; a table needs at least one record.")
+
+        def column(name: str) -> np.ndarray:
+            return np.concatenate([_view(c) for c in table.column(name).chunks]).astype(np.int64, copy=False)
+
+        counts = column("__n")
+        nulls = [0] * len(variables)
+        for i, v in enumerate(variables):
+            col = table.column(v)
+            if col.null_count:
+                mask = np.concatenate([np.asarray(c.is_null().to_pylist(), dtype=bool) for c in col.chunks])
+                nulls[i] = int(counts[mask].sum())
+        n_bad = int(column("__bad").sum()) if q.key_type is not None else 0
+        _check_keyed(con, q, variables, record_key, n_keys, nulls, n_bad)
+        sums = None if q.key_type is None else column("__s").astype(np.uint64)
+        integer = None if q.key_type is None else q.key_type == "integer"
+        coded = coded_rows(table, variables, counts, sums, integer)
+        if coded is not None:
+            return coded
+        frame = con.execute(q.sql).df()
+        return KeyedCells(frame[list(variables)], frame["__n"].to_numpy(dtype=np.int64),
+                          None if sums is None else frame["__s"].to_numpy(dtype=np.int64).astype(np.uint64), integer)
+    finally:
+        con.close()
+
+
+class _KeyedQuery(NamedTuple):
+    sql: str
+    src: str
+    where: str
+    key_type: str | None
+    bad_key: str
+
+
+def _keyed_query(con: Any, source: Any, variables: Sequence[str], record_key: str | None,
+                 n_keys: int | None) -> _KeyedQuery:
+    """The one GROUP BY of :func:`aggregate_with_keys` (source registered, columns and key type checked)."""
     if isinstance(variables, str) or not len(variables):
         raise InvalidArgumentError(f"variables must be a non-empty list of column names. Got {variables!r}.")
     if n_keys is not None and (not isinstance(n_keys, (int, np.integer)) or n_keys < 1):
         raise InvalidArgumentError(f"The 'n_keys' parameter of aggregate_with_keys must be a positive integer. Got {n_keys!r}.")
-    con = _connect()
-    try:
-        con.execute("SET enable_progress_bar = false")  # long scans would draw a bar on the terminal
-        if _is_path(source):
-            where = repr(str(source))
-            src = source_sql(source, text=True)  # the variables as written; the key's type from DuckDB's sniffer
-            if record_key is not None:
-                sniffed = _column_types(con, source_sql(source))
-                if record_key in sniffed:
-                    src = source_sql(source, text=True, types={record_key: sniffed[record_key]})
-        else:
-            try:
-                con.register("__records", source)
-            except Exception as exc:  # duckdb raises its own exception hierarchy
-                raise InvalidArgumentError(
-                    "source must be a CSV or Parquet path, a pandas or polars DataFrame or a pyarrow Table. "
-                    f"Got {type(source).__name__} ({exc})."
-                ) from None
-            src = "__records"
-            where = "the data"
-        types = _column_types(con, src)
-        cols = list(types)
-        for v in variables:
-            if v not in types:
-                raise DataError(f"unknown variable {v!r}: {where} has columns {cols}. Check the spelling of the variables.")
-        key_type = None
+    con.execute("SET enable_progress_bar = false")  # long scans would draw a bar on the terminal
+    if _is_path(source):
+        where = repr(str(source))
+        src = source_sql(source, text=True)  # the variables as written; the key's type from DuckDB's sniffer
         if record_key is not None:
-            if record_key not in types:
-                raise DataError(f"record key column {record_key!r} is not in {where} (columns {cols}).")
-            key_type = _key_kind(types[record_key], record_key, where)
-            if key_type == "integer" and n_keys is None:
-                raise InvalidArgumentError(
-                    f"record key column {record_key!r} of {where} holds integers, which are summed modulo the number "
-                    "of cell keys: pass n_keys (an ONS-layout ptable's max ckey + 1), or use uniform keys in [0, 1)."
-                )
-        groups = ", ".join(_quote_ident(v) for v in variables)
-        aggs = ["COUNT(*) AS __n"]
-        bad_key = ""
-        if key_type is not None:
-            k = _quote_ident(record_key)  # type: ignore[arg-type]
-            if key_type == "integer":
-                total = f"SUM(CAST({k} AS HUGEINT))"
-                modulus = int(n_keys)  # type: ignore[arg-type]
-                bad_key = f"{k} IS NULL OR {k} < 0 OR {k} > {modulus - 1}"
-            else:
-                # out-of-range and NaN keys give NULL here; they are counted as bad keys and refused below
-                total = f"SUM(TRY_CAST(floor({k} * {float(2**FLOAT_KEY_BITS)!r}) AS BIGINT))"
-                modulus = 2**FLOAT_KEY_BITS
-                bad_key = f"{k} IS NULL OR NOT isfinite({k}) OR {k} < 0 OR {k} >= 1"  # isnan misses NaN read from Parquet in DuckDB 2.0
-            # one filtered count checks every key in the same pass (cheaper than per-cell MIN/MAX/COUNT)
-            aggs += [f"CAST(COALESCE({total}, 0) % {modulus} AS BIGINT) AS __s",
-                     f"COUNT(*) FILTER (WHERE {bad_key}) AS __bad"]
+            sniffed = _column_types(con, source_sql(source))
+            if record_key in sniffed:
+                src = source_sql(source, text=True, types={record_key: sniffed[record_key]})
+    else:
         try:
-            frame = con.execute(f"SELECT {groups}, {', '.join(aggs)} FROM {src} GROUP BY {groups}").df()
-        except Exception as exc:
-            raise duckdb_error(exc, source if _is_path(source) else "the data", "aggregate") from None
-        if len(frame) == 0:
-            raise DataError(f"{where} has no rows; a table needs at least one record.")
-        numbered = f"(SELECT row_number() OVER () AS __line, * FROM {src})"
-        for v in variables:
-            na = frame[v].isna().to_numpy()
-            if na.any():
-                n_missing = int(frame["__n"].to_numpy()[na].sum())
-                line = _first_line(con, numbered, f"{_quote_ident(v)} IS NULL", "")
-                at = f", the first in data row {line[0]}" if line is not None else ""
-                raise DataError(
-                    f"variable {v!r} has {n_missing} missing value(s) in {where}{at}; recode missing values as a "
-                    "category (for example 'Unknown') or drop those rows."
-                )
-        counts = frame.pop("__n").to_numpy(dtype=np.int64)
-        if key_type is None:
-            return KeyedCells(frame, counts, None, None)
-        n_bad = int(frame.pop("__bad").to_numpy(dtype=np.int64).sum())
-        sums = frame.pop("__s").to_numpy(dtype=np.int64).astype(np.uint64)
-        if n_bad:
-            line, value = _first_line(con, numbered, bad_key, _quote_ident(record_key))  # type: ignore[misc, arg-type]
-            if value is None or (isinstance(value, float) and np.isnan(value)):
-                what = "missing value(s)" if value is None else "NaN value(s)"
-                raise DataError(
-                    f"record key column {record_key!r} of {where} has {what}, the first in data row {line}; every "
-                    "record needs a key (drop those records or give them keys)."
-                )
-            if key_type == "integer":
-                raise DataError(
-                    f"record key column {record_key!r} of {where} must hold integers in 0..{int(n_keys) - 1} (the "  # type: ignore[arg-type]
-                    f"ptable's cell keys). Got {value} in data row {line} ({n_bad} key(s) out of range)."
-                )
-            raise DataError(
-                f"record key column {record_key!r} of {where} must hold uniform numbers in [0, 1) (or integers for an "
-                f"ONS ptable). Got {value!r} in data row {line} ({n_bad} key(s) out of range)."
+            con.register("__records", source)
+        except Exception as exc:  # duckdb raises its own exception hierarchy
+            raise InvalidArgumentError(
+                "source must be a CSV or Parquet path, a pandas or polars DataFrame or a pyarrow Table. "
+                f"Got {type(source).__name__} ({exc})."
+            ) from None
+        src = "__records"
+        where = "the data"
+    types = _column_types(con, src)
+    cols = list(types)
+    for v in variables:
+        if v not in types:
+            raise DataError(f"unknown variable {v!r}: {where} has columns {cols}. Check the spelling of the variables.")
+    key_type = None
+    if record_key is not None:
+        if record_key not in types:
+            raise DataError(f"record key column {record_key!r} is not in {where} (columns {cols}).")
+        key_type = _key_kind(types[record_key], record_key, where)
+        if key_type == "integer" and n_keys is None:
+            raise InvalidArgumentError(
+                f"record key column {record_key!r} of {where} holds integers, which are summed modulo the number "
+                "of cell keys: pass n_keys (an ONS-layout ptable's max ckey + 1), or use uniform keys in [0, 1)."
             )
-        return KeyedCells(frame, counts, sums, key_type == "integer")
-    finally:
-        con.close()
+    groups = ", ".join(_quote_ident(v) for v in variables)
+    aggs = ["COUNT(*) AS __n"]
+    bad_key = ""
+    if key_type is not None:
+        k = _quote_ident(record_key)  # type: ignore[arg-type]
+        if key_type == "integer":
+            total = f"SUM(CAST({k} AS HUGEINT))"
+            modulus = int(n_keys)  # type: ignore[arg-type]
+            bad_key = f"{k} IS NULL OR {k} < 0 OR {k} > {modulus - 1}"
+        else:
+            # out-of-range and NaN keys give NULL here; they are counted as bad keys and refused below
+            total = f"SUM(TRY_CAST(floor({k} * {float(2**FLOAT_KEY_BITS)!r}) AS BIGINT))"
+            modulus = 2**FLOAT_KEY_BITS
+            bad_key = f"{k} IS NULL OR NOT isfinite({k}) OR {k} < 0 OR {k} >= 1"  # isnan misses NaN read from Parquet in DuckDB 2.0
+        # one filtered count checks every key in the same pass (cheaper than per-cell MIN/MAX/COUNT)
+        aggs += [f"CAST(COALESCE({total}, 0) % {modulus} AS BIGINT) AS __s",
+                 f"COUNT(*) FILTER (WHERE {bad_key}) AS __bad"]
+    sql = f"SELECT {groups}, {', '.join(aggs)} FROM {src} GROUP BY {groups}"
+    return _KeyedQuery(sql, src, where, key_type, bad_key)
+
+
+def _check_keyed(con: Any, q: _KeyedQuery, variables: Sequence[str], record_key: str | None, n_keys: int | None,
+                 nulls: Sequence[int], n_bad: int) -> None:
+    """Refuse missing categories and bad keys, naming the first offending data row."""
+    numbered = f"(SELECT row_number() OVER () AS __line, * FROM {q.src})"
+    for v, n_missing in zip(variables, nulls):
+        if n_missing:
+            line = _first_line(con, numbered, f"{_quote_ident(v)} IS NULL", "")
+            at = f", the first in data row {line[0]}" if line is not None else ""
+            raise DataError(
+                f"variable {v!r} has {n_missing} missing value(s) in {q.where}{at}; recode missing values as a "
+                "category (for example 'Unknown') or drop those rows."
+            )
+    if not n_bad:
+        return
+    line, value = _first_line(con, numbered, q.bad_key, _quote_ident(record_key))  # type: ignore[misc, arg-type]
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        what = "missing value(s)" if value is None else "NaN value(s)"
+        raise DataError(
+            f"record key column {record_key!r} of {q.where} has {what}, the first in data row {line}; every "
+            "record needs a key (drop those records or give them keys)."
+        )
+    if q.key_type == "integer":
+        raise DataError(
+            f"record key column {record_key!r} of {q.where} must hold integers in 0..{int(n_keys) - 1} (the "  # type: ignore[arg-type]
+            f"ptable's cell keys). Got {value} in data row {line} ({n_bad} key(s) out of range)."
+        )
+    raise DataError(
+        f"record key column {record_key!r} of {q.where} must hold uniform numbers in [0, 1) (or integers for an "
+        f"ONS ptable). Got {value!r} in data row {line} ({n_bad} key(s) out of range)."
+    )
 
 
 def _column_types(con: Any, src: str) -> dict[str, str]:

@@ -207,13 +207,10 @@ class CellKeyMethod(CellwiseMechanism[PublishedTable]):
 
     def _published_keys(self, pub: Publication, inner_keys: np.ndarray, m: int) -> np.ndarray:
         """Key sums modulo m of every published cell from per-inner-cell key sums (aligned with X's rows)."""
-        Xc = pub.X.tocsc()
-        vals = inner_keys[Xc.indices]
-        if m & (m - 1) != 0:
-            vals = vals.astype(np.int64)
-        vals = np.r_[vals, np.zeros(1, dtype=vals.dtype)]
-        sums = np.add.reduceat(vals, Xc.indptr[:-1])
-        sums[np.diff(Xc.indptr) == 0] = 0
+        # modular sums: uint64 wraps modulo 2^64, which a power-of-two modulus divides; int64 sums of
+        # keys below m otherwise
+        vals = inner_keys if m & (m - 1) == 0 else inner_keys.astype(np.int64)
+        sums = pub.sum_by_cell(vals)
         return (sums % type(sums[0])(m)).astype(np.uint64) if sums.size else sums.astype(np.uint64)
 
     # ------------------------------------------------------------------ releases

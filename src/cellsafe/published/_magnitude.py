@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
@@ -29,7 +28,7 @@ __all__ = ["MagnitudeTable", "magnitude_table", "top_contributions"]
 
 
 def top_contributions(
-    X: sp.spmatrix, inner_row: np.ndarray, contributor: np.ndarray, values: np.ndarray, n: int = 2, *, ids: bool = False
+    X: Any, inner_row: np.ndarray, contributor: np.ndarray, values: np.ndarray, n: int = 2, *, ids: bool = False
 ) -> tuple[np.ndarray, ...]:
     """The ``n`` largest contributions to each published cell and its number of contributors.
 
@@ -73,11 +72,14 @@ def top_contributions(
 
     Examples
     --------
+    >>> import scipy.sparse as sp
     >>> X = sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 1.0]]))
     >>> top, k = top_contributions(X, np.array([0, 1, 1]), np.array([7, 7, 8]), np.array([5.0, 3.0, 4.0]))
     >>> top.tolist(), k.tolist()
     ([[5.0, 0.0], [8.0, 4.0]], [1, 2])
     """
+    import scipy.sparse as sp
+
     Xr = sp.csr_matrix(X)
     inner_row = np.asarray(inner_row, dtype=np.int64)
     contributor = np.asarray(contributor, dtype=np.int64)

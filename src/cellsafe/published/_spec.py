@@ -24,13 +24,13 @@ sees only X, so it works the same on hierarchical publications.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._frames import as_pandas, pd
 from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
@@ -106,9 +106,12 @@ class Publication:
     margin_index : ndarray of int64
         For each published cell, its flat index within its crossing's margin (row-major over the
         crossing's variables, in the crossing's order).
+    incidence : tuple of two ndarrays of int64
+        The non-zeros of X: for each (inner cell, published cell) pair where the inner cell counts
+        in the published cell, its row and its column.
     X : scipy.sparse.csr_matrix
         ``n_inner x n_published`` 0/1 matrix (float64): ``X[i, c] = 1`` when inner cell i counts in
-        published cell c.
+        published cell c.  Built from ``incidence`` on first use (scipy is not imported before).
     total_label : str
         The label of an aggregated variable in :meth:`cells` (default ``'Total'``).
     hierarchies : dict of str to Hierarchy
@@ -120,7 +123,7 @@ class Publication:
     inner_index: np.ndarray
     crossing: np.ndarray
     margin_index: np.ndarray
-    X: sp.csr_matrix = field(repr=False)
+    incidence: tuple[np.ndarray, np.ndarray] = field(repr=False)
     total_label: str = "Total"
     hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict, repr=False)
 
@@ -275,20 +278,46 @@ class Publication:
             crossing_of.append(np.full(uniq.shape[0], k, dtype=np.int64))
             margin_of.append(uniq)
             offset += uniq.shape[0]
-        all_rows = np.concatenate(rows)
-        X = sp.csr_matrix((np.ones(all_rows.shape[0]), (all_rows, np.concatenate(cols))), shape=(n, offset))
         return cls(
             variables=tuple(variables),
             crossings=crossings,
             inner_index=_ro(idx),
             crossing=_ro(np.concatenate(crossing_of)),
             margin_index=_ro(np.concatenate(margin_of).astype(INDEX_DTYPE)),
-            X=X,
+            incidence=(_ro(np.concatenate(rows)), _ro(np.concatenate(cols).astype(np.int64, copy=False))),
             total_label=total_label,
             hierarchies=hier,
         )
 
     from_crossings = from_formula
+
+    @functools.cached_property
+    def X(self) -> Any:
+        """The ``n_inner x n_published`` 0/1 dummy matrix (scipy.sparse CSR, float64)."""
+        import scipy.sparse as sp
+
+        rows, cols = self.incidence
+        return sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(self.n_inner, self.n_published))
+
+    @functools.cached_property
+    def _by_cell(self) -> tuple[np.ndarray, np.ndarray]:
+        """X in compressed-column form without scipy: inner rows grouped by published cell, and the group starts."""
+        rows, cols = self.incidence
+        order = np.argsort(cols, kind="stable")
+        starts = np.zeros(self.n_published + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=self.n_published), out=starts[1:])
+        return _ro(rows[order]), _ro(starts)
+
+    def sum_by_cell(self, inner: np.ndarray) -> np.ndarray:
+        """For each published cell, the sum of ``inner`` over its inner cells, in the dtype of ``inner``.
+
+        Integer sums are exact (and wrap around modulo 2^64 for unsigned integers, which modular
+        key sums rely on).  Every published cell has at least one inner cell.
+        """
+        rows, starts = self._by_cell
+        if rows.shape[0] == 0:
+            return np.zeros(self.n_published, dtype=inner.dtype)
+        return np.add.reduceat(inner[rows], starts[:-1])
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -341,8 +370,7 @@ class Publication:
             if y.shape != (self.n_inner,):
                 raise DataError(f"inner values must have length {self.n_inner} (the rows of X). Got shape {y.shape}.")
         if np.issubdtype(y.dtype, np.integer):
-            X = self.X.astype(np.int64)
-            return np.asarray(X.T @ y.astype(np.int64)).reshape(-1)
+            return self.sum_by_cell(y.astype(np.int64, copy=False))
         return np.asarray(self.X.T @ y.astype(np.float64)).reshape(-1)
 
     @property
@@ -589,9 +617,9 @@ def _check_hierarchies(hierarchies: Any, variables: Sequence[Variable], total_la
     return out
 
 
-def _terms(variables: Sequence[Variable], hier: Mapping[str, Hierarchy]) -> dict[str, tuple[str, int, sp.csr_matrix | None]]:
+def _terms(variables: Sequence[Variable], hier: Mapping[str, Hierarchy]) -> dict[str, tuple[str, int, Any]]:
     """Every name a formula may use: variable -> (variable, size, None); level -> (variable, n codes, membership)."""
-    terms: dict[str, tuple[str, int, sp.csr_matrix | None]] = {v.name: (v.name, v.size, None) for v in variables}
+    terms: dict[str, tuple[str, int, Any]] = {v.name: (v.name, v.size, None) for v in variables}
     by_name = {v.name: v for v in variables}
     for var, h in hier.items():
         for level in h.levels:
@@ -604,7 +632,7 @@ def _terms(variables: Sequence[Variable], hier: Mapping[str, Hierarchy]) -> dict
     return terms
 
 
-def _expand(codes: np.ndarray, parts: list[tuple[int, int, sp.csr_matrix | None]]) -> tuple[np.ndarray, np.ndarray]:
+def _expand(codes: np.ndarray, parts: list[tuple[int, int, Any]]) -> tuple[np.ndarray, np.ndarray]:
     """(inner row, cell key) pairs of a crossing whose terms may be hierarchy levels.
 
     ``parts`` holds, per term, the variable's column in ``codes``, the term's number of cells and
@@ -629,7 +657,7 @@ def _expand(codes: np.ndarray, parts: list[tuple[int, int, sp.csr_matrix | None]
     return r, key
 
 
-def _residual_of_best_fit(X: sp.csr_matrix, z: np.ndarray) -> float:
+def _residual_of_best_fit(X: Any, z: np.ndarray) -> float:
     """Largest |z - X^T y| at the least-squares y: 0 (to rounding) exactly when z is additive."""
     from scipy.sparse.linalg import lsqr
 

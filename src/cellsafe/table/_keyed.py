@@ -6,12 +6,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..io import aggregate_parquet_codes, aggregate_with_keys
-from ._flat import INDEX_DTYPE, ravel, unravel
-from ._table import CountTable, VariablesLike, _normalise_variables, _sorted_categories, encode_cells
+from ..io import CodedCells, aggregate_frame_codes, aggregate_keyed_codes, aggregate_parquet_codes, aggregate_with_keys
+from ._flat import INDEX_DTYPE, n_cells_checked, ravel, unravel
+from ._table import CountTable, VariablesLike, _normalise_variables, _sorted_categories, _structural_index, encode_cells
 from ._variable import Variable
 
-__all__ = ["KeyedTable", "keyed_table"]
+__all__ = ["KeyedTable", "keyed_table", "table_from_codes"]
 
 
 class KeyedTable(NamedTuple):
@@ -58,11 +58,13 @@ def keyed_table(
 
     Notes
     -----
-    Only the distinct cells leave DuckDB; they are encoded once and sorted once by flat index, and
-    the key sums follow the same permutation.  The records are never loaded into pandas.  From a
-    Parquet file of text variables (categories from the data), the cells come from the file's
-    dictionary codes instead (:func:`cellsafe.io.aggregate_parquet_codes`): the same table, without
-    a string per record.
+    With categories from the data, records are crossed from category codes: a Parquet file's
+    dictionary codes and integer values (:func:`cellsafe.io.aggregate_parquet_codes`), a frame's
+    columns viewed through Arrow (:func:`cellsafe.io.aggregate_frame_codes`), or, for CSV files and
+    anything those do not read exactly as DuckDB would, DuckDB's ``GROUP BY`` with the distinct
+    cells coded from Arrow.  The same table every way; the records never pass through pandas.
+    Declared categories go through DuckDB's frame of distinct cells, matched as
+    :meth:`CountTable.from_frame` matches them.
 
     Examples
     --------
@@ -76,9 +78,16 @@ def keyed_table(
     names = [name for name, _ in specs]
     if all(cats is None for _, cats in specs):
         coded = aggregate_parquet_codes(source, names, record_key, n_keys=n_keys)
-        if coded is not None:
-            return _from_codes(names, coded)
-    agg = aggregate_with_keys(source, names, record_key, n_keys=n_keys)
+        if coded is None:
+            coded = aggregate_frame_codes(source, names, record_key, n_keys=n_keys)
+        if coded is None:
+            coded = aggregate_keyed_codes(source, names, record_key, n_keys=n_keys)
+        if isinstance(coded, CodedCells):
+            table, sums = table_from_codes(names, coded)
+            return KeyedTable(table, sums, coded.integer_keys)
+        agg = coded
+    else:  # declared categories: the values matched as from_frame matches them
+        agg = aggregate_with_keys(source, names, record_key, n_keys=n_keys)
     out_vars, flat = encode_cells(agg.cells, variables)
     order = np.argsort(flat)
     table = CountTable(out_vars, flat[order], agg.counts[order])
@@ -86,21 +95,39 @@ def keyed_table(
     return KeyedTable(table, sums, agg.integer_keys)
 
 
-def _from_codes(names: list[str], coded: Any) -> KeyedTable:
-    """The table of cells given by dictionary codes: categories sorted as from_frame sorts them."""
+def table_from_codes(
+    names: list[str], coded: CodedCells, structural_zeros: Any = None
+) -> tuple[CountTable, np.ndarray | None]:
+    """The table of coded cells, its categories as ``CountTable.from_frame`` gives them, and the key sums.
+
+    Categories are the values met, sorted as from_frame sorts them, except a declared categorical's
+    (all its categories, in order).  Cells counted 0 (a count column's zeros) still bring their
+    categories, as from_frame's do.  Returns the table and the key sums aligned with its index.
+    """
     sizes = [len(d) for d in coded.dictionaries]
     codes = unravel(coded.index, sizes)
+    declared = coded.declared or (False,) * len(names)
     out_vars = []
     for j, (name, dictionary) in enumerate(zip(names, coded.dictionaries)):
+        if declared[j]:
+            out_vars.append(Variable(name, tuple(dictionary)))
+            continue
         used = np.flatnonzero(np.bincount(codes[:, j], minlength=sizes[j]))  # a dictionary may hold unused values
-        cats = _sorted_categories(np.asarray([dictionary[i] for i in used], dtype=object))
+        cats = _sorted_categories(np.asarray([dictionary[i] for i in used.tolist()], dtype=object))
         position = {c: i for i, c in enumerate(cats)}
         recode = np.full(sizes[j], -1, dtype=INDEX_DTYPE)
-        recode[used] = [position[dictionary[i]] for i in used]
+        recode[used] = [position[dictionary[i]] for i in used.tolist()]
         codes[:, j] = recode[codes[:, j]]
         out_vars.append(Variable(name, cats))
-    flat = ravel(codes, [v.size for v in out_vars])
+    shape = [v.size for v in out_vars]
+    n_cells_checked(shape, names)
+    flat = ravel(codes, shape)
     order = np.argsort(flat)
-    table = CountTable(out_vars, flat[order], coded.counts[order])
+    flat, counts = flat[order], coded.counts[order]
     sums = None if coded.key_sums is None else coded.key_sums[order]
-    return KeyedTable(table, sums, coded.integer_keys)
+    keep = counts != 0
+    if not keep.all():  # cells counted 0 were there for their categories only
+        flat, counts = flat[keep], counts[keep]
+        sums = None if sums is None else sums[keep]
+    sz = None if structural_zeros is None else _structural_index(structural_zeros, out_vars)
+    return CountTable(out_vars, flat, counts, sz), sums

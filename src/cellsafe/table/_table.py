@@ -216,20 +216,37 @@ class CountTable:
 
         Parameters
         ----------
-        source : DataFrame, or path to a CSV (optionally gzipped) or Parquet file
-            Files are aggregated by DuckDB (``GROUP BY`` the variables) without loading the
-            records into pandas.
+        source : DataFrame (pandas, polars, pyarrow), or path to a CSV (optionally gzipped) or Parquet file
+            Records are crossed from category codes without a pandas frame of records: a
+            Parquet file's dictionary codes and integer values, a frame's columns viewed through
+            Arrow, a CSV file's distinct cells from one DuckDB ``GROUP BY`` (see
+            :func:`cellsafe.table.keyed_table`); the table is the one :meth:`from_frame` builds.
         variables : sequence of str or Variable, or mapping of name to categories
         count : str, optional
             A frequency column to sum instead of counting rows (the file is a frequency table).
         structural_zeros : optional
             As in :meth:`from_frame`.
         """
+        specs = _normalise_variables(variables)
+        names = [n for n, _ in specs]
+        from_data = all(cats is None for _, cats in specs)
         if isinstance(source, (str,)) or hasattr(source, "__fspath__"):
-            from ..io import aggregate_file
+            from ..io import CodedCells, aggregate_file, aggregate_file_codes, aggregate_parquet_codes
 
-            frame, count_col = aggregate_file(source, [n for n, _ in _normalise_variables(variables)], count)
+            if from_data:
+                coded = aggregate_parquet_codes(source, names, count=count) or aggregate_file_codes(source, names, count)
+                if isinstance(coded, CodedCells):
+                    return _from_coded(names, coded, structural_zeros)
+                frame, count_col = coded
+            else:
+                frame, count_col = aggregate_file(source, names, count)
             return cls.from_frame(frame, variables, count=count_col, structural_zeros=structural_zeros)
+        if from_data:
+            from ..io import aggregate_frame_codes
+
+            coded = aggregate_frame_codes(source, names, count=count, arrow_declared=True)
+            if coded is not None:
+                return _from_coded(names, coded, structural_zeros)
         return cls.from_frame(source, variables, count=count, structural_zeros=structural_zeros)
 
     @classmethod
@@ -576,6 +593,12 @@ def encode_cells(df: Any, variables: VariablesLike) -> tuple[tuple[Variable, ...
     shape = [v.size for v in out_vars]
     n_cells_checked(shape, columns)
     return tuple(out_vars), ravel(codes, shape)
+
+
+def _from_coded(names: list[str], coded: Any, structural_zeros: Any) -> "CountTable":
+    from ._keyed import table_from_codes
+
+    return table_from_codes(names, coded, structural_zeros)[0]
 
 
 def _common_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._frames import as_pandas, pd
 from ..exceptions import DataError, InvalidArgumentError
@@ -388,7 +387,7 @@ class Hierarchy:
     def level_of(self, code: str) -> str:
         return next(name for name, codes in self.levels.items() if code in codes)
 
-    def membership(self, level: str, categories: Sequence[Any] | None = None) -> sp.csr_matrix:
+    def membership(self, level: str, categories: Sequence[Any] | None = None) -> Any:
         """The 0/1 matrix categories x codes of ``level`` (rows in the order of ``categories``).
 
         ``categories`` (default: the leaves) are matched to the leaves as strings; a category the
@@ -410,6 +409,8 @@ class Hierarchy:
         rows = np.concatenate([row_of[list(self.groups[c])] for c in codes])
         cols = np.repeat(np.arange(len(codes)), [len(self.groups[c]) for c in codes])
         keep = rows >= 0
+        import scipy.sparse as sp
+
         return sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(len(cats), len(codes)))
 
     def to_parent_child(self, *, child: str = "code", parent: str = "parent") -> pd.DataFrame:
