@@ -132,3 +132,24 @@ def test_input_file_is_not_modified(tmp_path, freq_csv):
           "--output", str(tmp_path / "o"), "--quiet"])
     assert freq_csv.read_bytes() == before
     assert CountTable.from_microdata(freq_csv, ["area", "sex"], count="n").total == 21
+
+
+@pytest.mark.parametrize("escape", [False, True])
+def test_csv_written_from_coded_cells_is_the_frames_csv(tmp_path, escape):
+    """Categories as text, integers and formulas: the bytes to_frame().to_csv writes (neutralised with --escape-formulas)."""
+    from cellsafe.io import neutralise_formulas
+    from cellsafe.mechanisms import SaturatedSynthesizer
+    from cellsafe.distributions import Poisson
+
+    df = pd.DataFrame({"t": ["=1+1", "a,b", 'say "x"', "-3", "x"] * 4, "n": [1, 2, 3, 4] * 5, "c": range(20)})
+    df.to_parquet(tmp_path / "m.parquet", index=False)
+    out = tmp_path / "o"
+    argv = ["synthesize", str(tmp_path / "m.parquet"), "--variables", "t,n", "--count", "c", "--distribution",
+            "poisson", "--seed", "3", "-m", "2", "--output", str(out), "--quiet"]
+    assert main(argv + (["--escape-formulas"] if escape else [])) == 0
+    table = CountTable.from_microdata(tmp_path / "m.parquet", ["t", "n"], count="c")
+    for i, syn in enumerate(SaturatedSynthesizer(Poisson()).implicates(table, 2, rng=3), start=1):
+        frame = syn.to_frame()
+        expected = tmp_path / f"e{i}.csv"
+        (neutralise_formulas(frame) if escape else frame).to_csv(expected, index=False)
+        assert (out / f"synthetic_{i}.csv").read_bytes() == expected.read_bytes()

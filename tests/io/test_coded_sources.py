@@ -196,3 +196,23 @@ def test_identifiers_are_left_to_duckdb(tmp_path):
     assert aggregate_frame_codes(df, ["id", "g"]) is None
     kt = keyed_table(df, ["g"])
     assert kt.table.counts.tolist() == [n // 2, n // 2]
+
+
+def test_csv_counts_read_exactly_as_written(tmp_path):
+    """Counts spelled '5.0', '+5', ' 5', '007' are whole numbers; totals beyond 2^53 stay exact."""
+    path = tmp_path / "c.csv"
+    path.write_text("a,n\nx,5.0\nx,+5\ny, 5 \ny,007\nz,0\nw,9007199254740993\nw,1\n")
+    t = CountTable.from_microdata(path, ["a"], count="n")
+    assert dict(zip(t.to_frame()["a"], t.to_frame()["count"])) == {"w": 2**53 + 2, "x": 10, "y": 12}
+    assert t.variables[0].categories == ("w", "x", "y", "z")
+
+
+@pytest.mark.parametrize("bad", ["5.5", "1e3", "", "-1", "0x10", "9223372036854775808"])
+def test_csv_counts_that_are_not_whole_numbers_are_refused_as_before(tmp_path, bad):
+    path = tmp_path / "c.csv"
+    path.write_text(f"a,n\nx,1\ny,{bad}\n")
+    with pytest.raises(DataError) as old:
+        aggregate_file(path, ["a"], "n")
+    with pytest.raises(DataError) as new:
+        CountTable.from_microdata(path, ["a"], count="n")
+    assert str(new.value) == str(old.value)

@@ -76,13 +76,27 @@ def run(args: argparse.Namespace) -> int:
         table = table_from_args(args)
         # one implicate at a time, written as drawn: memory flat in m
         for i, syn in enumerate(synth.implicates(table, args.m, rng=seed, progress=progress_from_args(args)), start=1):
-            out.write_frame(syn.to_frame(), Path(folder) / f"synthetic_{i}.{args.format or 'csv'}")
+            _write_table(out, syn, Path(folder) / f"synthetic_{i}.{args.format or 'csv'}")
     if not args.quiet:
         print(
             f"{synth!r}: {table.n_cells:,} cells ({table.nnz:,} non-zero), total {table.total:,}; "
             f"wrote {args.m} table(s) and manifest.json to {args.output} in {time.perf_counter() - t0:.2f} s"
         )
     return 0
+
+
+def _write_table(out, table, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A table's non-zero cells (the variables and the counts): CSV straight from its coded cells (the bytes
+    ``to_frame().to_csv`` writes, without building the frame), anything else through the frame."""
+    if path.suffix == ".csv" and table.is_integer:
+        from ..io import CodedColumn
+        from ..table import count_column_name
+
+        coded = table.cell_codes()
+        header = [*coded, count_column_name(table.names)]
+        if out.write_coded_csv(header, [*(CodedColumn(*lc) for lc in coded.values()), table.counts], path):
+            return
+    out.write_frame(table.to_frame(), path)
 
 
 def _run_spark(args: argparse.Namespace, synth, out_dir, t0: float) -> int:  # type: ignore[no-untyped-def]

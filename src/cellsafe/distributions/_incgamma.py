@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+from ._special import special
 
 from .poisson import _deviance_term
 

@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import special
+from ._special import special
 
 from .._params import Configurable, Param
 from .._random import RNGLike, as_generator

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import special
+from ._special import special
 
 from .._params import Param
 from .._registry import register

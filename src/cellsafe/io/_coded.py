@@ -218,6 +218,7 @@ class _Crossing:
         self.counts: list[np.ndarray] = []
         self.sums: list[list[np.ndarray]] = []
         self.limit = max(_MAX_DENSE, 2 * n_records)
+        self.seen = 0
 
     def add(self, columns: Sequence[Any], weights: np.ndarray | None, key_weights: list[np.ndarray]) -> bool:
         """Cross one batch: ``columns`` are its variables (arrow arrays or chunked arrays).
@@ -228,6 +229,8 @@ class _Crossing:
         rows = len(columns[0])
         if rows == 0:
             return True
+        self.seen += rows
+        self.limit = max(self.limit, 2 * self.seen)  # records streamed in: the limit grows with them
         parts = []
         for column, dictionary in zip(columns, self.dictionaries):
             chunks = column.chunks if hasattr(column, "chunks") else [column]
@@ -265,6 +268,7 @@ class _Crossing:
         self.counts.append(present[nz] if weights is None
                            else np.bincount(flat, weights=weights, minlength=n_cells)[nz])
         self.sums.append([np.bincount(flat, weights=w, minlength=n_cells)[nz] for w in key_weights])
+        self.last = (nz, sizes)
         rest = nz
         codes = []
         for size in reversed(sizes[1:]):
@@ -282,18 +286,20 @@ class _Crossing:
         n_cells = _product(sizes)
         if n_cells > self.limit:
             return None
-        # the batches' cells merged by one more bincount over the final dictionaries
-        flat = np.concatenate(self.cells[0])
-        for j in range(1, len(sizes)):
-            flat *= sizes[j]
-            flat += np.concatenate(self.cells[j])
-        present = np.bincount(flat, weights=np.concatenate(self.rows).astype(np.float64), minlength=n_cells)
-        nz = np.flatnonzero(present)
-        total = np.bincount(flat, weights=np.concatenate(self.counts).astype(np.float64), minlength=n_cells)[nz]
-        key_sums = None
-        if integer is not None:
+        if len(self.rows) == 1 and self.last[1] == sizes:  # one batch: its cells are the result
+            nz, total, merged = self.last[0], self.counts[0], self.sums[0]
+        else:  # the batches' cells merged by one more bincount over the final dictionaries
+            flat = np.concatenate(self.cells[0])
+            for j in range(1, len(sizes)):
+                flat *= sizes[j]
+                flat += np.concatenate(self.cells[j])
+            present = np.bincount(flat, weights=np.concatenate(self.rows).astype(np.float64), minlength=n_cells)
+            nz = np.flatnonzero(present)
+            total = np.bincount(flat, weights=np.concatenate(self.counts).astype(np.float64), minlength=n_cells)[nz]
             merged = [np.bincount(flat, weights=np.concatenate([w[i] for w in self.sums]), minlength=n_cells)[nz]
                       for i in range(len(self.sums[0]))]
+        key_sums = None
+        if integer is not None:
             if integer:
                 key_sums = (merged[0].astype(np.int64) % int(n_keys)).astype(np.uint64)  # type: ignore[arg-type]
             else:
@@ -352,6 +358,8 @@ def _cross(
     start = 0
     for batch in batches:
         rows = batch.num_rows
+        if not all(_category_type(batch.schema.field(v).type) for v in variables):
+            return None
         if rows == 0:
             continue
         weights = None

@@ -55,14 +55,19 @@ def _label_matrix(fields: list[bytes], codes: np.ndarray) -> np.ndarray:
 def _count_matrix(values: np.ndarray) -> np.ndarray:
     """Integers (NaN for missing) as text, one row of bytes per value; missing gives an empty field."""
     missing = np.isnan(values)
-    ints = np.where(missing, 0, values).astype(np.int64)
+    return _int_matrix(np.where(missing, 0, values).astype(np.int64), missing)
+
+
+def _int_matrix(ints: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
+    """int64 values as text, one row of bytes per value (an empty field where ``missing``)."""
     lo, hi = (int(ints.min()), int(ints.max())) if ints.size else (0, 0)
     if lo >= 0 and hi < 1 << 20:  # small counts: format each value once
         fields = [str(i).encode() for i in range(hi + 1)] + [b""]
-        return _label_matrix(fields, np.where(missing, hi + 1, ints))
+        return _label_matrix(fields, ints if missing is None else np.where(missing, hi + 1, ints))
     text = ints.astype("S21")
-    text[missing] = b""
-    return text.view(np.uint8).reshape(values.shape[0], text.dtype.itemsize)
+    if missing is not None:
+        text[missing] = b""
+    return text.view(np.uint8).reshape(ints.shape[0], text.dtype.itemsize)
 
 
 def write_coded_csv(
@@ -80,8 +85,9 @@ def write_coded_csv(
     header : sequence of str
         The column names.
     columns : sequence of CodedColumn or ndarray
-        Text columns as :class:`CodedColumn`; count columns as float arrays holding integers or NaN
-        (written as integers, NaN as an empty field, as pandas writes a nullable integer column).
+        Text columns as :class:`CodedColumn`; count columns as integer arrays, or float arrays holding
+        integers or NaN (written as integers, NaN as an empty field, as pandas writes a nullable
+        integer column).
     escape_formulas : bool, default False
         Prefix an apostrophe to text cells and names starting with = + - @ tab or CR
         (:func:`cellsafe.io.neutralise_formulas`).
@@ -112,6 +118,8 @@ def write_coded_csv(
             if any(not isinstance(x, str) or "\x00" in x for x in labels):
                 return False
             block = _label_matrix([_field(x) for x in labels] or [b""], col.codes.astype(np.intp, copy=False))
+        elif np.issubdtype(np.asarray(col).dtype, np.integer):  # integers as they are, exact at any size
+            block = _int_matrix(np.asarray(col).astype(np.int64, copy=False))
         else:
             values = np.asarray(col, dtype=np.float64)
             finite = values[~np.isnan(values)]

@@ -176,10 +176,25 @@ def duckdb_error(exc: BaseException, path: Any, doing: str = "read") -> DataErro
     return DataError(f"cannot {doing} {where}{line}: {fix}")
 
 
+_database: list[Any] = []
+
+
+def _close_database() -> None:
+    """Close the process's database before a fork: a child must never inherit DuckDB's threads and locks."""
+    while _database:
+        _database.pop().close()
+
+
+os.register_at_fork(before=_close_database)
+
+
 def _connect():  # type: ignore[no-untyped-def]
+    """A connection of its own (temporary tables are private to it) to the process's one in-memory database."""
     import duckdb
 
-    con = duckdb.connect(database=":memory:")
+    if not _database:
+        _database.append(duckdb.connect(database=":memory:"))  # once: a database costs 15-25 ms to start
+    con = _database[0].cursor()
     con.execute("SET enable_progress_bar = false")  # the CLI draws its own bars
     return con
 
@@ -203,6 +218,11 @@ def file_columns(path: "str | os.PathLike[str]") -> list[str]:
     ['sex', 'count']
     """
     src = source_sql(path, text=True)
+    from ._plain_csv import plain_csv_header
+
+    names = plain_csv_header(path)  # a plain CSV file's header, as DuckDB would read it: no need to start DuckDB
+    if names is not None:
+        return names
     if Path(path).name.lower().endswith(_PARQUET):
         try:  # a Parquet file's footer names its columns: no need to start DuckDB
             import pyarrow.parquet as pq
@@ -358,15 +378,42 @@ def aggregate_file_codes(
 ) -> Any:
     """:func:`aggregate_file` as coded cells (:class:`cellsafe.io.CodedCells`), without a pandas frame.
 
-    The records are scanned once by DuckDB (``GROUP BY`` the variables, with the checks of missing
-    values and counts in the same pass); the distinct cells come back as Arrow columns and are
-    coded there.  Where a variable's type would not come back as :func:`aggregate_file`'s frame
-    gives it (dates, decimals from Parquet), the frame is returned instead, as ``(frame, name)``.
+    A plain CSV file (:mod:`cellsafe.io._plain_csv`) is read by Arrow's CSV reader, exactly as DuckDB
+    would read it.  Otherwise DuckDB reads the records (CSV as written) and parses each count
+    exactly in one scan; its Arrow batches are crossed from category codes as a frame's are
+    (:mod:`cellsafe.io._coded`).  Anything
+    that scan does not settle (a missing value, a count that is not a plain whole number, totals
+    beyond 2^53, a type the codes do not hold, too many cells) goes through :func:`aggregate_file`'s
+    ``GROUP BY``, whose checks name the offending row; where a variable's type would not come back
+    as that frame gives it (dates, decimals), the frame is returned instead, as ``(frame, name)``.
     """
-    from ._coded import _view, coded_rows
+    from ._coded import _BATCH, _cross, _view, coded_rows
+    from ._plain_csv import aggregate_plain_csv
 
+    if count is not None and count in variables:
+        raise DataError(
+            f"the count column {count!r} is also among the variables; a column is either a variable or the count."
+        )
+    if not glob:
+        coded = aggregate_plain_csv(path, variables, count)
+        if coded is not None:
+            return coded
     con = _connect()
     try:
+        src = source_sql(path, text=True, glob=glob)
+        select = [_quote_ident(v) for v in variables]  # an unknown column fails here: the GROUP BY path names it
+        if count is not None:
+            select.append(f"{_exact_count(count)} AS __n")
+        try:
+            reader = con.sql(f"SELECT {', '.join(select)} FROM {src}").to_arrow_reader(_BATCH)
+            coded = _cross(iter(reader), list(variables), None, None, None, "__n" if count else None,
+                           [False] * len(variables), 0)
+        except Exception:  # noqa: BLE001  the GROUP BY below reads the same records and says what is wrong
+            coded = None
+        if coded is not None and coded.index.size:
+            return coded
+        con.close()
+        con = _connect()
         _group_file(con, path, variables, count, glob)
         groups = ", ".join(_quote_ident(v) for v in variables)
         table = con.sql(f"SELECT {groups}, __n FROM __cells").to_arrow_table()
@@ -379,6 +426,19 @@ def aggregate_file_codes(
         return frame, out_name
     finally:
         con.close()
+
+
+def _exact_count(count: str) -> str:
+    """A count column's value as BIGINT, exactly as written, or -1 where it is not a plain whole number.
+
+    Most counts are their own canonical spelling (``CAST(CAST(c AS BIGINT) AS VARCHAR) = c``); the
+    others ('+5', ' 5', '5.0') are matched by :data:`_WHOLE` and parsed from their digits.  DuckDB's
+    own cast alone would read '5.5' as 6 and '1e3' as 1000.
+    """
+    c = f"CAST({_quote_ident(count)} AS VARCHAR)"
+    exact = f"TRY_CAST(TRY_CAST(regexp_replace(trim({c}), '\\.0*$', '') AS HUGEINT) AS BIGINT)"
+    return (f"COALESCE(CASE WHEN CAST(TRY_CAST({c} AS BIGINT) AS VARCHAR) = {c} THEN TRY_CAST({c} AS BIGINT) "
+            f"WHEN regexp_full_match({c}, {_quote_str(_WHOLE)}) THEN {exact} ELSE -1 END, -1)")
 
 
 def _group_file(con: Any, path: Any, variables: Sequence[str], count: str | None, glob: bool) -> None:

@@ -413,6 +413,21 @@ class CountTable:
         data[count_column_name(self.names)] = np.array(cnt)
         return pd.DataFrame(data)
 
+    def cell_codes(self) -> dict[str, tuple[list[Hashable], np.ndarray]]:
+        """The non-zero cells in coded form: per variable, its categories and each cell's category code.
+
+        :meth:`to_frame` without the frame (rows in the same order); a writer formats each
+        category once (:func:`cellsafe.io.write_coded_csv`).
+
+        Examples
+        --------
+        >>> t = CountTable([Variable("a", ("x", "y")), Variable("b", (1, 2, 3))], [1, 5], [4, 2])
+        >>> {k: (cats, codes.tolist()) for k, (cats, codes) in t.cell_codes().items()}
+        {'a': (['x', 'y'], [0, 1]), 'b': ([1, 2, 3], [1, 2])}
+        """
+        codes = unravel(self._index, self.shape)
+        return {v.name: (list(v.categories), codes[:, j]) for j, v in enumerate(self._variables)}
+
     def dense(self, *, max_cells: int = DEFAULT_MAX_DENSE_CELLS) -> np.ndarray:
         """The full table as a dense array with one axis per variable.
 
