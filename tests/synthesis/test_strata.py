@@ -64,3 +64,21 @@ def test_strata_refuse_another_size_and_a_bad_column():
         SequentialSynthesizer(strata="regoin").fit(data)
     # the default minimum is synthpop's: 10 + 10 x the variables synthesized (3 here: 40)
     assert synth.pooled_strata_ == ["isle"]
+
+
+def test_rules_and_pairs_may_name_the_stratum():
+    g = np.random.default_rng(0)
+    n = 400
+    region = np.repeat(["north", "south"], [250, 150])
+    age = g.integers(10, 70, size=n)
+    marital = np.where(age < 16, "single", g.choice(["single", "married"], size=n))
+    work = np.where(region == "north", g.choice(["farm", "office"], size=n), "office")
+    data = pd.DataFrame({"region": region, "age": age, "work": work, "marital": marital})
+    synth = SequentialSynthesizer(
+        strata="region", min_stratum=50, methods={"work": "multinomial"},
+        rules={"marital": "region == 'south' and age < 20 -> 'single'"},
+    ).fit(data)
+    out = synth.sample(m=20, rng=1)
+    assert sum(((s["region"] == "south") & (s["age"] < 20) & (s["marital"] != "single")).sum() for s in out) == 0
+    # no farm in the south: a pair of the stratum and a category never seen together
+    assert sum(((s["region"] == "south") & (s["work"] == "farm")).sum() for s in out) == 0

@@ -333,7 +333,7 @@ class SequentialSynthesizer:
         for name in visit:
             _check_fits(methods[name], columns[name])
         rules = [compile_rule(r, columns) for r in self._rules]
-        _check_rule_order(rules, visit, methods)
+        _check_rule_order(rules, visit, methods, strata)
         n = len(frame)
         self.rule_checks_ = _check_rules_on(rules, arrays, n)
         for check in self.rule_checks_:
@@ -348,7 +348,8 @@ class SequentialSynthesizer:
         pairs = {}
         for i, name in enumerate(visit):
             if self.structural_zeros and columns[name].kind == "categorical" and methods[name] != "keep":
-                pairs[name] = tuple(pair_tables(name, visit[:i], columns, arrays, slice(None), allow))
+                before = ([strata] if strata is not None else []) + visit[:i]
+                pairs[name] = tuple(pair_tables(name, before, columns, arrays, slice(None), allow))
             else:
                 pairs[name] = ()
         self.visit_sequence_ = visit
@@ -523,7 +524,7 @@ class SequentialSynthesizer:
         return out
 
     def _draw_group(self, g: "_Group", n: int, gen_of: Any, bar: Any) -> tuple[dict[str, np.ndarray], int]:
-        syn: dict[str, np.ndarray] = {}
+        syn: dict[str, np.ndarray] = {} if self.strata is None else {self.strata: self._strata_codes[g.rows]}
         relaxed = 0
         for j, step in enumerate(g.steps):
             syn[step.name], r = draw_step(step, self.columns_, syn, n, gen_of(j))
@@ -586,8 +587,10 @@ def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _check_rule_order(rules: list[CompiledRule], visit: list[str], methods: dict[str, str]) -> None:
+def _check_rule_order(rules: list[CompiledRule], visit: list[str], methods: dict[str, str], strata: str | None = None) -> None:
     position = {name: i for i, name in enumerate(visit)}
+    if strata is not None:
+        position[strata] = -1  # known in every stratum before anything is drawn
     for r in rules:
         target = r.rule.target
         if target not in position:
