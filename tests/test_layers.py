@@ -3,7 +3,7 @@
 The layers, lowest first (a module may import its own layer and any layer below it):
 
 0. the package's shared internals and errors: ``exceptions`` and the top-level private modules
-   ``_validation``, ``_random``, ``_frames``, ``_blas``, ``_params``, ``_registry``, ``_results``;
+   ``_validation``, ``_random``, ``_frames``, ``_blas``, ``_params``, ``_catalog``, ``_registry``, ``_results``;
 1. ``io`` (reading files with DuckDB, writing atomically);
 2. ``table`` and ``formula``;
 3. ``distributions``;
@@ -37,7 +37,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cellsafe"
 
 # Lowest first.  A module may import its own layer and any layer before it.
 LAYERS = [
-    {"exceptions", "_validation", "_random", "_secure", "_frames", "_blas", "_params", "_registry", "_results", "_progress"},
+    {"exceptions", "_validation", "_random", "_secure", "_frames", "_blas", "_params", "_catalog", "_registry", "_results",
+     "_progress"},
     {"io"},
     {"table", "formula"},
     {"distributions"},

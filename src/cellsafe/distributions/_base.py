@@ -24,22 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from .._params import Configurable, Param
+from .._catalog import MAX_SIGMA, SIGMA
+from .._params import Configurable
 from .._random import RNGLike, as_generator
 from ..exceptions import InvalidArgumentError
 
 __all__ = ["CountDistribution", "SIGMA"]
 
-#: Largest dispersion accepted.  At sigma = 1e12 a cell of count 1 is already released as 0 with
-#: probability above 0.999998 under NBI and PIG; beyond it only the floating-point arithmetic changes
-#: (gamma shapes 1/sigma near the smallest doubles), not the release.
-MAX_SIGMA = 1e12
-
-#: The dispersion parameter shared by NBI, PIG and GAF.
-SIGMA = Param(
-    "sigma", low=0.0, high=MAX_SIGMA, low_open=True, scan=(1e-4, 1e3), log=True, doc="dispersion",
-    hint="Choose a smaller sigma: at 1e12 almost every count is already released as 0 (tuning scans 1e-4 to 1e3).",
-)
 
 # Relative size below which a further term of a tail sum cannot change a double.
 _TAIL_EPS = 1e-18

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._params import REQUIRED
-from .._registry import lookup, registered
+from .._registry import lookup, names
 from ..exceptions import InvalidArgumentError
 from ._base import CountDistribution
 
@@ -14,7 +14,7 @@ __all__ = ["distribution_names", "make_distribution"]
 
 def distribution_names() -> tuple[str, ...]:
     """The registered family names, e.g. ``('poisson', 'nbi', 'pig', 'gaf')``."""
-    return tuple(registered("distribution"))
+    return names("distribution")
 
 
 def make_distribution(name: str, **params: Any) -> CountDistribution:

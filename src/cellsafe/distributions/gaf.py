@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 from ._special import special
 
+from .._catalog import declared
 from .._params import Param
 from .._registry import register
 from .._validation import check_real
@@ -96,10 +97,7 @@ class GAF(CountDistribution):
     sigma: float
     nu: float = 0.0
     name: ClassVar[str] = "gaf"
-    _params: ClassVar[tuple[Param, ...]] = (
-        SIGMA,
-        Param("nu", default=0.0, scan=(-2.0, 1.0), doc="variance-mean exponent"),
-    )
+    _params: ClassVar[tuple[Param, ...]] = declared("distribution", "gaf")
 
     def __post_init__(self) -> None:
         SIGMA.check(self.sigma, "GAF")

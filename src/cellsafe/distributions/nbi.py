@@ -12,6 +12,7 @@ from typing import ClassVar
 import numpy as np
 from ._special import special
 
+from .._catalog import declared
 from .._params import Param
 from .._registry import register
 from ._base import SIGMA, CountDistribution
@@ -55,7 +56,7 @@ class NBI(CountDistribution):
 
     sigma: float
     name: ClassVar[str] = "nbi"
-    _params: ClassVar[tuple[Param, ...]] = (SIGMA,)
+    _params: ClassVar[tuple[Param, ...]] = declared("distribution", "nbi")
 
     def __post_init__(self) -> None:
         SIGMA.check(self.sigma, "NBI")

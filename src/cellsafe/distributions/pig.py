@@ -13,6 +13,7 @@ from typing import ClassVar
 import numpy as np
 from ._special import special
 
+from .._catalog import declared
 from .._params import Param
 from .._registry import register
 from ._base import SIGMA, CountDistribution
@@ -121,7 +122,7 @@ class PIG(CountDistribution):
 
     sigma: float
     name: ClassVar[str] = "pig"
-    _params: ClassVar[tuple[Param, ...]] = (SIGMA,)
+    _params: ClassVar[tuple[Param, ...]] = declared("distribution", "pig")
 
     def __post_init__(self) -> None:
         SIGMA.check(self.sigma, "PIG")

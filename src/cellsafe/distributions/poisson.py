@@ -8,6 +8,7 @@ from typing import ClassVar
 import numpy as np
 from ._special import special
 
+from .._catalog import declared
 from .._params import Param
 from .._registry import register
 from ._base import CountDistribution
@@ -36,7 +37,7 @@ class Poisson(CountDistribution):
     """
 
     name: ClassVar[str] = "poisson"
-    _params: ClassVar[tuple[Param, ...]] = ()
+    _params: ClassVar[tuple[Param, ...]] = declared("distribution", "poisson")
 
     def _logpmf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return log_poisson(k, mu)

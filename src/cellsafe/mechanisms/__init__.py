@@ -12,7 +12,7 @@
 """
 
 # Every module loads on first use (PEP 562): a command that needs the cell key method does not
-# import the synthesizers.  The registry imports them all, in this order, when it lists the families.
+# import the synthesizers.  The registry (cellsafe._catalog) knows where each registered class lives.
 _MODULES = {
     "_base": ("Block", "CellwiseMechanism", "Mechanism", "table_blocks"),
     "cellkey": ("CellKeyMethod",),
@@ -32,8 +32,6 @@ _MODULES = {
     "_spec": ("make_mechanism", "mechanism_family", "mechanism_names", "mechanism_record", "mechanism_spec", "parse_spec"),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
-#: The modules whose classes register themselves (see cellsafe._registry), in listing order.
-REGISTERING_MODULES = tuple(_MODULES)
 
 
 def __getattr__(name: str):  # noqa: ANN202

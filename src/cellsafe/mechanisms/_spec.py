@@ -20,7 +20,7 @@ import math
 from typing import Any, Mapping
 
 from .._params import REQUIRED, Configurable
-from .._registry import registered
+from .._registry import names, registered
 from ..exceptions import InvalidArgumentError
 from ._base import Mechanism
 
@@ -37,7 +37,7 @@ __all__ = [
 
 def mechanism_names() -> tuple[str, ...]:
     """Every name a spec may start with: the count families, then the registered mechanisms."""
-    return tuple(registered("distribution")) + tuple(n for n in registered("mechanism") if n != "saturated")
+    return names("distribution") + tuple(n for n in names("mechanism") if n != "saturated")
 
 
 # ---------------------------------------------------------------------- reading

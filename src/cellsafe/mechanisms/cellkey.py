@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .._frames import as_pandas, pd
-from .._params import Param
+from .._catalog import declared
 from .._random import RNGLike, as_generator, as_seed_sequence, block_starts, stream
 from .._registry import register
 from ..exceptions import DataError, InvalidArgumentError
@@ -66,11 +66,7 @@ class CellKeyMethod(CellwiseMechanism[PublishedTable]):
     """
 
     _purpose = 0x434B  # "CK"
-    _params = (
-        Param("ptable", kind="object", doc="the perturbation table"),
-        Param("publication", kind="object", default=None, none_ok=True, doc="the published cells (formula)"),
-        Param("threshold", kind="integer", low=0, default=None, none_ok=True, doc="suppress released counts below it"),
-    )
+    _params = declared("mechanism", "ckm")
 
     def __init__(
         self,

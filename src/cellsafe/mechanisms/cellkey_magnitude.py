@@ -17,7 +17,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .._params import Param, refuse_renamed
+from .._catalog import declared
+from .._params import refuse_renamed
 from .._random import RNGLike, as_seed_sequence, stream
 from .._registry import register
 from ..exceptions import DataError, InvalidArgumentError
@@ -117,19 +118,7 @@ class CellKeyMagnitude(Mechanism):
     """
 
     _purpose = 0x434D  # "CM"
-    _params = (
-        Param("ptable", kind="object", doc="the perturbation table for magnitudes"),
-        Param("publication", kind="object", default=None, none_ok=True, doc="the published cells (formula)"),
-        Param("fp", low=0.0, low_open=True, doc="flex point"),
-        Param("top_k", kind="integer", low=1, high=6, default=1, doc="largest contributions that make noise"),
-        Param("p_small", low=0.0, high=1.0, low_open=True, default=0.25, scan=(0.01, 0.5), doc="noise share of small contributions"),
-        Param("p_large", low=0.0, high=1.0, default=0.05, doc="noise share of very large contributions"),
-        Param("q", low=1.0, default=3.0, doc="steepness of the flex function"),
-        Param("flex_weights", kind="object", default=None, none_ok=True, doc="weights of the top_k components"),
-        Param("mu_c", low=0.0, default=0.0, doc="extra noise for sensitive cells"),
-        Param("same_key", kind="choice", choices=(True, False), default=True, doc="first component uses the cell key"),
-        Param("use_zero_rkeys", kind="choice", choices=(True, False), default=False, doc="keys of zero-value records count"),
-    )
+    _params = declared("mechanism", "ckm-magnitude")
     _renamed = {"epsilon": "flex_weights"}
 
     def __init__(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._params import Param
+from .._catalog import declared
 from .._random import RNGLike
 from .._registry import register
 from .._validation import check_integer, check_real
@@ -63,13 +63,7 @@ class LogLinearSynthesizer(Mechanism):
     (2, 2)
     """
 
-    _params = (
-        Param("margins", kind="object", doc="the model's margins (formula)"),
-        Param("distribution", kind="object", doc="the noise family around the fitted values"),
-        Param("alpha", low=0.0, high_open=True, default=0.0, scan=(0.0, 10.0), log=True, doc="pseudocount"),
-        Param("tol", low=0.0, low_open=True, default=1e-8, doc="IPF tolerance"),
-        Param("max_iter", kind="integer", low=1, default=1000, doc="IPF iterations"),
-    )
+    _params = declared("mechanism", "loglinear")
 
     def __init__(
         self,

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._frames import pd
-from .._params import Param, refuse_renamed
+from .._catalog import declared
+from .._params import refuse_renamed
 from .._validation import check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError
 from .ptable import GeneratedTable, max_entropy_probabilities
@@ -55,14 +56,7 @@ class MagnitudePTable(GeneratedTable):
     -1.0
     """
 
-    _params = (
-        Param("D", kind="integer", low=1, doc="largest noise value (in units of the noise magnitude)"),
-        Param("V", low=0.0, low_open=True, scan=(0.05, 25.0), log=True, doc="noise variance"),
-        Param("step", kind="integer", low=1, default=2, doc="noise values on a grid of 1/step"),
-        Param("icat", kind="object", default=None, none_ok=True, doc="reference rows (default 1 and D)"),
-        Param("mono", kind="choice", choices=(True, False), default=True, doc="monotone up to no change"),
-        Param("min_probability", low=0.0, high=0.01, low_open=True, default=1e-7, doc="smallest allowed probability"),
-    )
+    _params = declared("part", "magnitude-ptable")
     _renamed = {"epsilon": "min_probability"}
 
     def __init__(self, i: Any, v: Any, p: Any, *, params: dict | None = None) -> None:

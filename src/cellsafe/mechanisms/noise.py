@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._params import Param
+from .._catalog import declared
 from .._registry import register
 from ..distributions import DiscreteGaussian, DiscreteLaplace
 from ..exceptions import DataError
@@ -134,11 +134,7 @@ class GeometricNoise(_ClampedNoise):
     """
 
     _purpose = 0x4745  # "GE"
-    _params = (
-        Param("epsilon", low=0.0, low_open=True, scan=(0.01, 10.0), log=True,
-              doc="privacy loss per cell: noise P(n) proportional to exp(-epsilon |n| / sensitivity)"),
-        Param("sensitivity", kind="integer", low=1, default=1, doc="largest change of one count between neighbours"),
-    )
+    _params = declared("mechanism", "geometric")
 
     def __init__(self, epsilon: float, sensitivity: int = 1) -> None:
         self.epsilon = epsilon
@@ -201,10 +197,7 @@ class DiscreteGaussianNoise(_ClampedNoise):
     """
 
     _purpose = 0x4447  # "DG"
-    _params = (
-        Param("sigma", low=0.0, low_open=True, high=2.0**50, scan=(0.1, 100.0), log=True,
-              doc="noise scale: P(n) proportional to exp(-n^2 / (2 sigma^2))"),
-    )
+    _params = declared("mechanism", "discrete-gaussian")
 
     def __init__(self, sigma: float) -> None:
         self.sigma = sigma

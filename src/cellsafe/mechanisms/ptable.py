@@ -24,17 +24,14 @@ from typing import Any
 import numpy as np
 
 from .._frames import pd
+from .._catalog import D_HINT as _D_HINT
+from .._catalog import MAX_D, declared
 from .._params import Configurable, Param, refuse_renamed
 from .._validation import check_counts, check_in, check_integer, check_real
 from ..exceptions import CellsafeError, DataError, InvalidArgumentError
 
 __all__ = ["PTable"]
 
-#: Largest deviation a generated ptable may have.  The table holds (ncat + 1) x (ncat + D + 1)
-#: probabilities and each row is a maximum-entropy problem over 2D + 1 deviations, so D = 1e9 would
-#: ask for more memory than exists; ptables in use have D of a few units.
-MAX_D = 100
-_D_HINT = "Choose D of at most 100 (ptables in use have D of a few units; the noise variance is V, not D)."
 
 
 def _solve_row(i: int, D: int, V: float, js: int, mono: bool, min_probability: float) -> tuple[np.ndarray, np.ndarray]:
@@ -182,14 +179,7 @@ class PTable(GeneratedTable):
     """
 
     # The parameters of :meth:`generate`, the ones a search may vary (V, the noise variance).
-    _params = (
-        Param("D", kind="integer", low=1, high=MAX_D, doc="largest deviation", hint=_D_HINT),
-        Param("V", low=0.0, low_open=True, scan=(0.05, 25.0), log=True, doc="noise variance"),
-        Param("js", kind="integer", low=0, default=0, doc="released 1..js forbidden"),
-        Param("ncat", kind="integer", low=1, default=None, none_ok=True, doc="last row"),
-        Param("mono", kind="choice", choices=(True, False), default=True, doc="monotone up to no change"),
-        Param("min_probability", low=0.0, high=0.01, low_open=True, default=1e-7, doc="smallest allowed probability"),
-    )
+    _params = declared("part", "ptable")
     _renamed = {"epsilon": "min_probability"}
 
     def __init__(

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._params import Param
+from .._catalog import declared
 from .._progress import progress_bar
 from .._random import RNGLike, as_generator
 from .._registry import register
@@ -196,12 +196,7 @@ class SmallCountRounding(Mechanism):
     []
     """
 
-    _params = (
-        Param("publication", kind="object", doc="the published cells (formula)"),
-        Param("base", kind="integer", low=2, default=3, doc="rounding base"),
-        Param("max_iter_rows", kind="integer", low=1, default=1000, doc="candidates per iteration"),
-        Param("max_iter", kind="integer", low=1, default=10_000, doc="cap on iterations"),
-    )
+    _params = declared("mechanism", "scr")
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._params import Param
+from .._catalog import declared
 from .._registry import register
 from ..distributions import CountDistribution
 from ..exceptions import InvalidArgumentError
@@ -63,15 +63,7 @@ class SaturatedSynthesizer(CellwiseMechanism):
     """
 
     _purpose = 0x5341  # "SA"
-    _params = (
-        Param("distribution", kind="object", doc="the noise family: Poisson(), NBI(sigma), PIG(sigma), GAF(sigma, nu)"),
-        # a pseudocount above 1e6 per empty cell would swamp any table's real counts
-        Param("alpha", low=0.0, high=1e6, default=0.0, scan=(0.0, 10.0), log=True,
-              doc="pseudocount: the mean of random zeros",
-              hint="alpha is the mean count given to each random zero, usually below 1 (tuning scans 0 to 10)."),
-        Param("zeros_to_ones", low=0.0, high=1.0, default=0.0, scan=(0.0, 1.0),
-              doc="probability that a random zero becomes 1 (000's alternative to alpha)"),
-    )
+    _params = declared("mechanism", "saturated")
 
     def __init__(self, distribution: CountDistribution, alpha: float = 0.0, zeros_to_ones: float = 0.0) -> None:
         self.distribution = distribution

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._params import Param
+from .._catalog import declared
 from .._random import RNGLike
 from .._registry import register
 from .._validation import check_integer
@@ -269,20 +269,7 @@ class CellSuppression(Mechanism):
     [['x', 'u', 'primary'], ['x', 'v', 'secondary'], ['z', 'u', 'secondary'], ['z', 'v', 'secondary']]
     """
 
-    _params = (
-        Param("publication", kind="object", doc="the published cells (formula)"),
-        Param("rules", kind="object", default=("freq<=3",), doc="primary rules"),
-        Param("protect_zeros", kind="choice", choices=(False, True), default=False, doc="suppress empty cells"),
-        Param("secondary_zeros", kind="choice", choices=(False, True), default=False, doc="zeros as secondaries"),
-        Param("priority", kind="choice", choices=("count", "value"), default="count", doc="candidate order"),
-        Param("intervals", kind="choice", choices=(None, False, True), default=None, doc="protection levels by LP"),
-        Param("singletons", kind="choice", choices=(None, False, True), default=None, doc="singleton protection"),
-        Param("forced", kind="object", default=None, doc="cells always published"),
-        Param("hidden", kind="object", default=None, doc="cells always withheld"),
-        Param("secondary", kind="choice", choices=("gauss", "optimal"), default="gauss", doc="secondary suppression method"),
-        Param("cost", kind="object", default="value", doc="what a withheld cell costs (optimal)"),
-        Param("time_limit", kind="real", low=0.0, low_open=True, default=60.0, doc="seconds for the optimal method"),
-    )
+    _params = declared("mechanism", "suppress")
 
     def __init__(
         self,

@@ -77,11 +77,14 @@ def _plain(value: Any) -> Any:
 
 def _neighbourhood(spec: str) -> list[str]:
     """Settings around a candidate: its main tunable parameter (sigma, a privacy loss epsilon or rho, the cell key
-    method's noise variance V) scaled by a few factors; none for GAF, whose moments need slow numerical sums."""
+    method's noise variance V) scaled by a few factors; none for a family whose moments need slow numerical sums
+    (GAF: its catalog entry says ``costly``)."""
+    from .._catalog import entries
     from ..mechanisms import make_mechanism, mechanism_family, mechanism_spec
 
     mech = make_mechanism(spec)
-    if mechanism_family(mech) == "gaf":  # the candidate alone is drawn
+    family = entries("distribution").get(mechanism_family(mech))
+    if family is not None and family.costly:  # the candidate alone is drawn
         return []
     tunable = mech.tunable_params()
     current = mech.flat_params()

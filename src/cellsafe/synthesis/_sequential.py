@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._catalog import SYNTHESIS_METHODS
 from .._frames import as_pandas
 from .._progress import progress_bar
 from .._random import RNGLike, as_seed_sequence, stream
@@ -30,7 +31,7 @@ from ._steps import Step, draw_step, fit_step
 
 __all__ = ["SequentialSynthesizer", "METHODS"]
 
-METHODS: tuple[str, ...] = ("sample", "normal", "logistic", "multinomial", "polr", "pmm", "normrank", "cart", "keep")
+METHODS: tuple[str, ...] = SYNTHESIS_METHODS  # one list, also read by the command line
 _OWNER = "SequentialSynthesizer"
 _PURPOSE = 0x5E0  # stream key of sequential synthesis: (purpose, implicate, position in the visit sequence)
 _PURPOSE_STRATA = 0x5E1  # (purpose, stratum, implicate, position)

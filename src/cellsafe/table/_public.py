@@ -22,13 +22,11 @@ import numpy as np
 
 from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
+from .._catalog import OUTSIDE_CHOICES  # what to do with records outside the domain (also read by the CLI)
 from ._table import CountTable
 from ._variable import Variable
 
 __all__ = ["Domain", "OUTSIDE_CHOICES"]
-
-OUTSIDE_CHOICES = ("error", "drop")
-"""What to do with records whose category is not in the domain."""
 
 
 class Domain:

@@ -18,63 +18,92 @@ import pandas as pd
 from .. import apriori
 from .._progress import progress_bar
 from .._results import Result
+from .._catalog import Grid, entry
+from .._params import REQUIRED
+from .._registry import names
 from ..exceptions import InvalidArgumentError
 from ..mechanisms import CellwiseMechanism, make_mechanism, mechanism_family, mechanism_spec
 from ._targets import Metric, parse_metric
 
 __all__ = ["Frontier", "frontier", "default_grid", "FAMILIES"]
 
-#: The count families of the default grid.
+
+def family_names() -> tuple[str, ...]:
+    """The registered count families."""
+    return names("distribution")
+
+#: The built-in count families (the default grid spreads over every registered family).
 FAMILIES = ("poisson", "nbi", "pig", "gaf")
 
 
-def default_grid(families: Sequence[str] = FAMILIES, n: int = 100, alpha: float = 0.0) -> list[dict[str, Any]]:
-    """About ``n`` parameter settings spread over ``families``.
+def default_grid(families: Sequence[str] | None = None, n: int = 100, alpha: float = 0.0) -> list[dict[str, Any]]:
+    """About ``n`` parameter settings spread over ``families`` (default: every registered family).
 
-    Poisson varies alpha (0 and a log grid to 0.1); NBI and PIG vary sigma on a log grid from
-    0.01 to 10 (003 Table 4's range); GAF crosses sigma (0.25..4) with nu (0..-1, 000 section
-    4.2's values included).  Other families use the given ``alpha``.
+    Each family declares its part of the grid in the catalog (:class:`cellsafe._catalog.Grid`): its
+    share of the points and the parameters it varies.  Poisson varies alpha (0 and a log grid to
+    0.1); NBI and PIG vary sigma on a log grid from 0.01 to 10 (003 Table 4's range); GAF crosses
+    sigma (0.25..4) with nu (0..-1, 000 section 4.2's values included).  Families that do not vary
+    alpha use the given ``alpha``.
 
     Examples
     --------
     >>> len(default_grid())
     100
     """
-    fams = _check_families(families)
-    shares = {"poisson": 1, "nbi": 3, "pig": 3, "gaf": 3}
-    total = sum(shares[f] for f in fams)
+    fams = _check_families(family_names() if families is None else families)
+    grids = {f: _grid_of(f) for f in fams}
+    total = sum(g.share for g in grids.values())
     out: list[dict[str, Any]] = []
     budget = n
     for i, fam in enumerate(fams):
-        size = budget if i == len(fams) - 1 else max(2, round(n * shares[fam] / total))
+        size = budget if i == len(fams) - 1 else max(2, round(n * grids[fam].share / total))
         budget -= size
-        if fam == "poisson":
-            alphas = np.r_[0.0, np.geomspace(1e-3, 0.1, max(size - 1, 1))][:size]
-            out += [{"family": "poisson", "alpha": float(a)} for a in alphas]
-        elif fam in ("nbi", "pig"):
-            out += [{"family": fam, "sigma": float(s), "alpha": alpha} for s in np.geomspace(0.01, 10.0, size)]
-        else:
-            n_nu = 5 if size >= 10 else 1
-            n_sigma = max(1, size // n_nu)
-            nus = np.linspace(0.0, -1.0, n_nu)
-            sigmas = np.geomspace(0.25, 4.0, n_sigma)
-            pts = [{"family": "gaf", "sigma": float(s), "nu": float(v), "alpha": alpha} for v in nus for s in sigmas]
-            extra = size - len(pts)
-            pts += [
-                {"family": "gaf", "sigma": float(s), "nu": -0.5, "alpha": alpha}
-                for s in np.geomspace(0.3, 3.0, max(extra, 0))
-            ]
-            out += pts[:size]
+        fixed = {} if any(ax[0] == "alpha" for ax in grids[fam].axes) else {"alpha": alpha}
+        out += [{"family": fam, **point, **fixed} for point in _points(grids[fam].axes, size)]
     return out
+
+
+def _grid_of(family: str) -> Grid:
+    grid = entry("distribution", family).grid
+    if grid is None:
+        raise InvalidArgumentError(f"family {family!r} declares no part of the default grid; give the grid's settings.")
+    return grid
+
+
+def _axis(first: float, last: float, log: bool, size: int) -> np.ndarray:
+    """``size`` values from ``first`` to ``last``; a log axis from 0 is 0 and a log grid over the last two decades."""
+    if size < 1:
+        return np.zeros(0)
+    if not log:
+        return np.linspace(first, last, size)
+    if first == 0:
+        return np.r_[0.0, np.geomspace(last * 1e-2, last, max(size - 1, 1))][:size]
+    return np.geomspace(first, last, size)
+
+
+def _points(axes: tuple[tuple[str, float, float, bool], ...], size: int) -> list[dict[str, float]]:
+    """``size`` settings over one axis, or two crossed (five values of the second; the rest on the first at the
+    second's midpoint)."""
+    (name, first, last, log), *rest = axes
+    if not rest:
+        return [{name: float(v)} for v in _axis(first, last, log, size)]
+    name2, first2, last2, log2 = rest[0]
+    n2 = 5 if size >= 10 else 1
+    n1 = max(1, size // n2)
+    pts = [{name: float(v), name2: float(w)} for w in _axis(first2, last2, log2, n2) for v in _axis(first, last, log, n1)]
+    middle = float(_axis(first2, last2, log2, 3)[1])
+    pts += [{name: float(v), name2: middle} for v in _axis(first, last, log, max(size - len(pts), 0))]
+    return pts[:size]
 
 
 def _check_families(families: Iterable[str]) -> list[str]:
     fams = [str(f).lower() for f in families]
+    known = family_names()
     if not fams:
-        raise InvalidArgumentError("families must name at least one of 'poisson', 'nbi', 'pig', 'gaf'.")
+        raise InvalidArgumentError(f"families must name at least one of {', '.join(map(repr, known))}.")
     for f in fams:
-        if f not in FAMILIES:
-            raise InvalidArgumentError(f"unknown family {f!r}; choose from {', '.join(map(repr, FAMILIES))}.")
+        if f not in known:
+            raise InvalidArgumentError(f"unknown family {f!r}; choose from {', '.join(map(repr, known))}.")
     return fams
 
 
@@ -82,8 +111,11 @@ def _mechanism(point: Any) -> CellwiseMechanism:
     if isinstance(point, Mapping) and "mechanism" not in point and "family" not in point:
         raise InvalidArgumentError(f"every grid point needs a 'family' (or 'mechanism'). Got {dict(point)!r}.")
     fam = str(point.get("family", "")).lower() if isinstance(point, Mapping) else ""
-    if fam in ("nbi", "pig", "gaf") and _isnan(point.get("sigma", math.nan)):
-        raise InvalidArgumentError(f"grid point {dict(point)!r}: family {fam!r} needs a 'sigma'.")
+    required = [p.name for p in entry("distribution", fam).params or () if p.default is REQUIRED] if fam in names(
+        "distribution") else []
+    for name in required:
+        if _isnan(point.get(name, math.nan)):
+            raise InvalidArgumentError(f"grid point {dict(point)!r}: family {fam!r} needs a {name!r}.")
     mech = make_mechanism(point)
     if not isinstance(mech, CellwiseMechanism):
         raise InvalidArgumentError(
@@ -170,7 +202,7 @@ def frontier(
     table_or_cell_sizes: Any,
     grid: Sequence[Mapping[str, Any]] | None = None,
     *,
-    families: Sequence[str] = FAMILIES,
+    families: Sequence[str] | None = None,
     n: int = 100,
     alpha: float = 0.0,
     risk: str = "tau4(1)",
@@ -187,8 +219,8 @@ def frontier(
         ``zeros_to_ones`` optional), ``{"mechanism": "ckm", "D": 5, "V": 3}``, specs such as
         ``'geometric:epsilon=1'``, or mechanisms; classes may be mixed.  Default
         :func:`default_grid(families, n, alpha)`.
-    families : sequence of str
-        Families for the default grid.
+    families : sequence of str, optional
+        Families for the default grid (default: every registered family).
     n : int
         Size of the default grid.
     alpha : float
