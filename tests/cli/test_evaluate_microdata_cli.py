@@ -42,7 +42,7 @@ def test_json_summary(files, capsys):
             str(files / "hold.parquet"),
             "--keys",
             "age,sex,race",
-            "--target",
+            "--sensitive",
             "income>50K",
             "--json",
             "--seed",
@@ -89,8 +89,8 @@ def test_text_output_and_plots(files, capsys, tmp_path):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--keys", "age"], "--keys and --target"),
-        (["--keys", "age", "--target", "nope"], "nope"),
+        (["--keys", "age"], "--keys and --sensitive"),
+        (["--keys", "age", "--sensitive", "nope"], "nope"),
         (["--tables", "1,x"], "--tables"),
         (["--seed", "-1"], "--seed"),
         (["--sample", "0"], "--sample"),
@@ -102,6 +102,13 @@ def test_errors(files, capsys, extra, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("old, new", [("--target", "--sensitive"), ("--formula", "--model"), ("--method", "--propensity")])
+def test_renamed_options_name_their_new_names(files, capsys, old, new):
+    with pytest.raises(SystemExit) as exit_:
+        main(["evaluate-microdata", str(files / "orig.csv"), str(files / "ind.csv"), old, "x"])
+    assert exit_.value.code == 2 and f"{old} is now called {new}" in capsys.readouterr().err
+
+
 def test_regression_option(files, capsys):
     rc = main(
         [
@@ -110,7 +117,7 @@ def test_regression_option(files, capsys):
             str(files / "orig.csv"),
             "--categorical",
             "all",
-            "--formula",
+            "--model",
             "`income>50K` ~ age + sex",
             "--family",
             "binomial",

@@ -19,7 +19,7 @@ def freq(tmp_path):
 
 def test_frontier_writes_points_and_plot(freq, tmp_path, capsys):
     out, png = tmp_path / "f.csv", tmp_path / "f.png"
-    rc = main(["frontier", str(freq), "--variables", "a,b", "--count", "n", "--families", "poisson,nbi,pig",
+    rc = main(["frontier", str(freq), "--variables", "a,b", "--count", "n", "--distributions", "poisson,nbi,pig",
                "--grid", "24", "--output", str(out), "--plot", str(png)])
     assert rc == 0
     pts = pd.read_csv(out)
@@ -39,7 +39,7 @@ def test_frontier_settings_file(freq, tmp_path):
 
 @pytest.mark.parametrize(
     "extra, message",
-    [(["--families", "weibull"], "unknown family"), (["--grid", "0"], "--grid"), (["--plot", "x.jpg"], ".png or .svg")],
+    [(["--distributions", "weibull"], "unknown family"), (["--grid", "0"], "--grid"), (["--plot", "x.jpg"], ".png or .svg")],
 )
 def test_frontier_bad_input(freq, tmp_path, capsys, extra, message):
     args = ["frontier", str(freq), "--variables", "a,b", "--count", "n", "--output", str(tmp_path / "f.csv")]

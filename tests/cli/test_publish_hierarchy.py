@@ -100,7 +100,7 @@ def test_compare_and_report_read_a_hierarchical_suppressed_publication(tmp_path,
     compared = json.loads(capsys.readouterr().out)["sup"]
     assert compared["additive"] is False  # withheld cells are restored before the risk
     html = tmp_path / "report.html"
-    assert main(["report", people, *common, "--publication-formula", FORMULA, "--published", f"sup={out}",
+    assert main(["report", people, *common, "--formula", FORMULA, "--published", f"sup={out}",
                  "--output", str(html), "--quiet"]) == 0
     [entry] = json.loads(html.with_suffix(".json").read_text())["sections"]["published"]
     assert entry["hellinger_utility"] == compared["hellinger_utility"]

@@ -58,7 +58,7 @@ def test_a_published_value_that_is_not_a_number_is_refused_not_read_as_withheld(
     runs = [
         ["audit", str(bad), people, *common, "--formula", "geo*sex"],
         ["compare", people, *common, "--formula", "geo*sex", "--published", f"x={bad}", "--sensitive", "sex", "--keys", "geo"],
-        ["report", people, *common, "--publication-formula", "geo*sex", "--published", f"x={bad}", "--sensitive", "sex",
+        ["report", people, *common, "--formula", "geo*sex", "--published", f"x={bad}", "--sensitive", "sex",
          "--keys", "geo", "--output", str(tmp_path / "r.html")],
     ]
     for args in runs:

@@ -83,7 +83,7 @@ def test_text_output_plot_and_csv(files, tmp_path, capsys):
             str(png),
             "--output",
             str(csv),
-            "--rule",
+            "--combining",
             "partially",
         ]
     )
@@ -100,7 +100,7 @@ def test_text_output_plot_and_csv(files, tmp_path, capsys):
     [
         (["--model", "(a + b + e)^2"], "unknown variable 'e'"),
         (["--model", "a*"], "cannot parse formula"),
-        (["--model", MODEL, "--rule", "partially", "--one"], "m >= 2"),
+        (["--model", MODEL, "--combining", "partially", "--one"], "m >= 2"),
     ],
 )
 def test_bad_input(files, capsys, extra, match):

@@ -28,14 +28,14 @@ def test_microdata_release_numbers_equal_evaluate_microdata(tmp_path, capsys):
     people.to_csv(tmp_path / "adult.csv", index=False)
     assert main(["synthesize-microdata", str(tmp_path / "adult.csv"), "--method", "sample", "-m", "2", "--seed", "1",
                  "--output", str(tmp_path / "syn"), "--quiet"]) == 0
-    measures = ["--keys", "age,sex,region", "--formula", "income ~ age + sex", "--family", "binomial", "--seed", "4"]
+    measures = ["--keys", "age,sex,region", "--model", "income ~ age + sex", "--family", "binomial", "--seed", "4"]
     out = tmp_path / "micro.html"
     assert main(["report", str(tmp_path / "adult.csv"), "--variables", "sex,region", "--release", str(tmp_path / "syn"),
                  "--sensitive", "income", *measures, "--output", str(out), "--quiet"]) == 0
     [entry] = json.loads(out.with_suffix(".json").read_text())["sections"]["microdata"]
     files = sorted(str(p) for p in (tmp_path / "syn").glob("synthetic_*.csv"))
     capsys.readouterr()
-    assert main(["evaluate-microdata", str(tmp_path / "adult.csv"), *files, "--target", "income", *measures,
+    assert main(["evaluate-microdata", str(tmp_path / "adult.csv"), *files, "--sensitive", "income", *measures,
                  "--tables", "1,2", "--numeric", "age,income", "--json", "--quiet"]) == 0  # as the report reads them
     ref = json.loads(capsys.readouterr().out)
     assert entry["m"] == 2

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 
 from ..exceptions import InvalidArgumentError
-from ..io import read_records
-from ..mechanisms import primary_cells
-from ..metrics import audit_suppression
-from ..published import Publication, PublishedTable, magnitude_table
 from ._common import EXAMPLES_FORMATTER, add_input_options, add_output_options, load_table, outputs_from_args, parse_list, print_json
 from ._publish import hierarchies_from_args
 
@@ -70,6 +65,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from ..io import read_records
+    from ..mechanisms import primary_cells
+    from ..metrics import audit_suppression
+    from ..published import Publication, PublishedTable, magnitude_table
+
     names = parse_list(args.variables)
     hierarchies = hierarchies_from_args(args)
     published = read_records(args.published)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..dp import PrivacyAccountant
 from ..exceptions import DataError, InvalidArgumentError
 from ._common import EXAMPLES_FORMATTER, print_json
 
@@ -40,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..dp import PrivacyAccountant
+
     path = Path(args.log)
     if args.create:
         if args.epsilon is None:

@@ -7,6 +7,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import DataError, InvalidArgumentError
+from ._options import (  # the mechanism options live with the other declared options
+    add_distribution_options,
+    distribution_from_args,
+    mechanism_from_args,
+    synthesizer_from_args,
+)
 
 if TYPE_CHECKING:  # numpy and the table model are imported by the commands that run, never at start-up
     from ..table import CountTable
@@ -26,6 +32,7 @@ __all__ = [
     "table_from_args",
     "distribution_from_args",
     "synthesizer_from_args",
+    "mechanism_from_args",
     "add_output_options",
     "outputs_from_args",
     "input_paths",
@@ -297,99 +304,3 @@ def print_json(obj: Any) -> None:
 
     sys.stdout.write(dumps_strict(obj) + "\n")
 
-
-def add_distribution_options(
-    p: argparse.ArgumentParser, *, required: bool = True, mechanism: bool = False
-) -> None:
-    """--distribution, --sigma, --nu, --alpha, --zeros-to-ones (the saturated synthesizer's parameters).
-
-    With ``mechanism``, also ``--mechanism SPEC`` for any registered cell-wise mechanism, as an
-    alternative to --distribution.
-    """
-    from ..distributions import distribution_names
-
-    g = p.add_argument_group("mechanism")
-    g.add_argument(
-        "--distribution",
-        required=required and not mechanism,
-        type=str.lower,
-        choices=distribution_names(),
-        help="noise family: poisson, nbi (negative binomial), pig (Poisson-inverse Gaussian), gaf (discretized gamma)",
-    )
-    if mechanism:
-        from .._registry import registered
-        from ..mechanisms import CellwiseMechanism, mechanism_names
-
-        classes = registered("mechanism")
-        cellwise = [n for n in mechanism_names() if n not in classes or issubclass(classes[n], CellwiseMechanism)]
-        g.add_argument(
-            "--mechanism",
-            metavar="SPEC",
-            default=None,
-            help="instead of --distribution: any cell-wise mechanism as NAME:PARAM=VALUE,... e.g. "
-            "'nbi:sigma=1,alpha=0.01', 'ckm:D=5,V=3,js=2', 'geometric:epsilon=1' (names: "
-            + ", ".join(cellwise)
-            + ")",
-        )
-    g.add_argument("--sigma", type=float, default=None, help="dispersion (nbi, pig, gaf): variance mu + sigma mu^2 (nbi, pig)")
-    g.add_argument("--nu", type=float, default=None, help="gaf only: variance sigma^2 mu^nu (default 0)")
-    g.add_argument("--alpha", type=float, default=None, help="pseudocount: mean used for random zeros (default 0)")
-    g.add_argument(
-        "--zeros-to-ones",
-        type=float,
-        default=None,
-        metavar="P",
-        help="instead of --alpha: each random zero becomes 1 with probability P (default 0)",
-    )
-
-
-def mechanism_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The mechanism of --mechanism SPEC, or the saturated synthesizer of --distribution and its options."""
-    spec = getattr(args, "mechanism", None)
-    if spec is None:
-        if args.distribution is None:
-            raise InvalidArgumentError("give --distribution NAME (with --sigma ...) or --mechanism SPEC.")
-        return synthesizer_from_args(args)
-    given = [o for o, v in (("--distribution", args.distribution), ("--sigma", args.sigma), ("--nu", args.nu),
-                            ("--alpha", args.alpha), ("--zeros-to-ones", args.zeros_to_ones)) if v is not None]
-    if given:
-        raise InvalidArgumentError(
-            f"--mechanism carries all the parameters; drop {', '.join(given)} (write e.g. 'nbi:sigma=1,alpha=0.01')."
-        )
-    from ..mechanisms import CellwiseMechanism, make_mechanism
-
-    mech = make_mechanism(spec)
-    if not isinstance(mech, CellwiseMechanism):
-        raise InvalidArgumentError(
-            f"--mechanism {spec!r} is not a cell-wise mechanism; a priori assessment and tuning need transition "
-            "probabilities P(k | j)."
-        )
-    return mech
-
-
-def distribution_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The count distribution named by --distribution/--sigma/--nu."""
-    from ..distributions import make_distribution
-
-    name = args.distribution
-    if name != "poisson" and args.sigma is None:
-        raise InvalidArgumentError(f"--distribution {name} needs --sigma (a positive number), for example --sigma 1.")
-    if name == "poisson" and args.sigma is not None:
-        raise InvalidArgumentError("--sigma does not apply to --distribution poisson; drop it or choose nbi, pig or gaf.")
-    if args.nu is not None and name != "gaf":
-        raise InvalidArgumentError(f"--nu applies only to --distribution gaf, not {name}.")
-    kwargs = {}
-    if args.sigma is not None:
-        kwargs["sigma"] = args.sigma
-    if args.nu is not None:
-        kwargs["nu"] = args.nu
-    return make_distribution(name, **kwargs)
-
-
-def synthesizer_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """A SaturatedSynthesizer from the mechanism options."""
-    from ..mechanisms.saturated import SaturatedSynthesizer
-
-    return SaturatedSynthesizer(
-        distribution_from_args(args), alpha=args.alpha or 0.0, zeros_to_ones=args.zeros_to_ones or 0.0
-    )

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import argparse
 from ..exceptions import InvalidArgumentError
-from ..io import provenance_notes, read_records
-from ..metrics import compare_published
-from ..published import DEFAULT_MAX_INNER, Publication
 from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, note, parse_list, print_json
 from ._publish import hierarchies_from_args
 
@@ -52,6 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..io import provenance_notes, read_records
+    from ..metrics import compare_published
+    from ..published import DEFAULT_MAX_INNER, Publication
+
     keys = parse_list(args.keys, "--keys")
     names = parse_list(args.variables)
     for v in [args.sensitive, *keys]:

@@ -10,15 +10,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from .._random import as_seed_sequence
-from ..dp import PrivacyAccountant, prior_weight
+from .._catalog import OUTSIDE_CHOICES
 from ..exceptions import DataError, InvalidArgumentError
-from ..io import aggregate_file, read_records
-from ..mechanisms.dirichlet import MultinomialDirichletSynthesizer
-from ..mechanisms.poisson_gamma import PoissonGammaSynthesizer
-from ..table import OUTSIDE_CHOICES, CountTable, Domain
+
+if TYPE_CHECKING:  # the computing modules load when the command runs, never for --help
+    from ..table import CountTable, Domain
 from ._common import (
     EXAMPLES_FORMATTER,
     add_input_options,
@@ -152,6 +150,11 @@ def _part(text: str | None) -> tuple[str, str] | None:
 
 def _load(args: argparse.Namespace, domain: Domain) -> tuple[CountTable, CountTable | None, int]:
     """The table on the public domain (and the populations), and the number of records left out."""
+    import numpy as np
+
+    from ..io import aggregate_file, read_records
+    from ..table import CountTable
+
     names = parse_list(args.variables)
     part = _part(args.part)
     if args.population:
@@ -209,6 +212,9 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..dp import PrivacyAccountant
+    from ..table import Domain
+
     _check(args)
     domain = Domain.read(args.domain)
     domain.select(parse_list(args.variables))  # every variable needs its public categories
@@ -226,6 +232,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, domain: Domain, seed: Any, accountant: Any, outputs: Any, out_dir: Path) -> int:
+    import numpy as np
+
+    from .._random import as_seed_sequence
+    from ..dp import prior_weight
+    from ..mechanisms.dirichlet import MultinomialDirichletSynthesizer
+    from ..mechanisms.poisson_gamma import PoissonGammaSynthesizer
+
     t0 = time.perf_counter()
     table, pop, dropped = _load(args, domain)
     if dropped:

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .._results import json_ready
 from ._common import (
     EXAMPLES_FORMATTER,
     add_output_options,
@@ -17,24 +16,25 @@ from ._common import (
     progress_from_args,
     seed_from_args,
 )
+from ._options import Renamed
 
 _EXAMPLES = """\
 examples:
   # one synthetic file, attribute disclosure of income from four keys, JSON out
   cellsafe evaluate-microdata adult.csv synthetic.csv --keys age,sex,race,occupation \\
-      --target 'income>50K' --json
+      --sensitive 'income>50K' --json
 
   # three implicates, a holdout for distance and membership tests, figures in plots/
   cellsafe evaluate-microdata train.parquet syn_1.parquet syn_2.parquet syn_3.parquet \\
-      --holdout holdout.parquet --keys age,sex --target income --plot plots/ --seed 7
+      --holdout holdout.parquet --keys age,sex --sensitive income --plot plots/ --seed 7
 
   # specific utility of a logistic regression (CI overlap and SSO)
-  cellsafe evaluate-microdata adult.csv synthetic.csv --formula 'income ~ age + sex' --family binomial
+  cellsafe evaluate-microdata adult.csv synthetic.csv --model 'income ~ age + sex' --family binomial
 
 Utility: pMSE, pMSE ratio, SPECKS and AUC of a propensity model (logistic regression with
-pairwise interactions, or --method cart), table statistics over all one-, two- and three-way
+pairwise interactions, or --propensity cart), table statistics over all one-, two- and three-way
 tables, univariate and correlation comparisons.  Risk: replicated uniques (repU), disclosive
-shares in original and synthetic data, DiSCO, TCAP and the CAP measures for --keys and --target;
+shares in original and synthetic data, DiSCO, TCAP and the CAP measures for --keys and --sensitive;
 with --holdout, distance to the closest record and a membership-inference test.  Columns of text
 or category type are categorical; list numeric columns to treat as categories with --categorical.
 Missing values: the share of each column's missing values, original against synthetic (mean over
@@ -56,8 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("original", metavar="ORIGINAL", help="CSV or Parquet file of the original records")
     p.add_argument("synthetic", metavar="SYNTHETIC", nargs="+", help="one CSV or Parquet file per synthetic implicate")
     p.add_argument("--holdout", metavar="FILE", default=None, help="records not used to synthesize (enables DCR and membership)")
-    p.add_argument("--keys", metavar="A,B", default=None, help="key variables an intruder knows (with --target)")
-    p.add_argument("--target", metavar="T", default=None, help="the variable an intruder wants to learn (with --keys)")
+    p.add_argument("--keys", metavar="A,B", default=None, help="key variables an intruder knows (with --sensitive)")
+    p.add_argument("--sensitive", metavar="COL", default=None, help="the variable an intruder wants to learn (with --keys)")
+    p.add_argument("--target", action=Renamed, new="--sensitive", why="--target is a metric target, as in tune and report")
     p.add_argument("--columns", metavar="A,B,C", default=None, help="columns to evaluate (default: all shared columns)")
     p.add_argument(
         "--categorical",
@@ -65,14 +66,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="numeric columns to treat as categorical ('all' for every column, e.g. integer-coded data)",
     )
-    p.add_argument("--method", choices=("logit", "cart"), default="logit", help="propensity model (default logit)")
+    p.add_argument("--propensity", choices=("logit", "cart"), default="logit", help="propensity model (default logit)")
+    p.add_argument("--method", action=Renamed, new="--propensity", why="--method is a protection or synthesis method")
     p.add_argument(
         "--max-params", type=int, default=200, metavar="K", help="cap on the logistic propensity model's parameters (default 200)"
     )
     p.add_argument(
         "--tables", metavar="1,2,3", default="1,2,3", help="orders of the tables for the table statistics (default 1,2,3)"
     )
-    p.add_argument("--formula", metavar="'Y ~ X'", default=None, help="regression for CI overlap and SSO, e.g. 'y ~ a + b'")
+    p.add_argument("--model", metavar="'Y ~ X'", default=None, help="regression for CI overlap and SSO, e.g. 'y ~ a + b'")
+    p.add_argument("--formula", action=Renamed, new="--model", why="--formula is the published crossings")
     p.add_argument("--family", choices=("gaussian", "binomial"), default="gaussian", help="regression family (default gaussian)")
     p.add_argument("--sample", type=int, default=1000, metavar="N", help="records sampled for distance measures (default 1000)")
     add_seed_option(p)
@@ -133,8 +136,8 @@ def _read(path: str, numeric: list[str] | None, what: str, missing: list[str] | 
 def run(args: argparse.Namespace) -> int:
     from ..exceptions import InvalidArgumentError
 
-    if (args.keys is None) != (args.target is None):
-        raise InvalidArgumentError("--keys and --target go together: give both for disclosure measures, or neither.")
+    if (args.keys is None) != (args.sensitive is None):
+        raise InvalidArgumentError("--keys and --sensitive go together: give both for disclosure measures, or neither.")
     keys = parse_list(args.keys, "--keys") if args.keys else None
     columns = parse_list(args.columns, "--columns") if args.columns else None
     categorical = (
@@ -154,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace, keys: Any, columns: Any, categorical: Any, tables: list[int], seed: Any,
               plots: Any) -> int:
+    from .._results import json_ready
     from ..metrics.microdata import evaluate_microdata
 
     numeric = parse_list(args.numeric, "--numeric") if args.numeric else None
@@ -182,16 +186,16 @@ def _evaluate(args: argparse.Namespace, keys: Any, columns: Any, categorical: An
         original,
         synthetic,
         keys=keys,
-        target=args.target,
+        target=args.sensitive,
         holdout=holdout,
         columns=columns,
         categorical=categorical,
         numeric=numeric,
-        method=args.method,
+        method=args.propensity,
         max_params=args.max_params,
         tables=tables,
         n_sample=args.sample,
-        formula=args.formula,
+        formula=args.model,
         family=args.family,
         rules=rules,
         rng=seed,

@@ -1,4 +1,4 @@
-"""``cellsafe frontier``: the a priori risk-utility frontier over families and parameters."""
+"""``cellsafe frontier``: the a priori risk-utility frontier over count families, mechanisms and parameters."""
 
 from __future__ import annotations
 
@@ -13,15 +13,16 @@ from ._common import (
     progress_from_args,
     table_from_args,
 )
+from ._options import Renamed, family_names
 
 _EXAMPLES = """\
 examples:
-  # 100 settings over all four families; points to CSV, plot to PNG
+  # 100 settings over every count family; points to CSV, plot to PNG
   cellsafe frontier pupils.parquet --variables area,ethnicity,sex,age,language \\
-      --families poisson,nbi,pig,gaf --output frontier.csv --plot frontier.png
+      --output frontier.csv --plot frontier.png
 
   # 40 NBI and PIG settings, Hellinger utility, pseudocount 0.01, SVG plot
-  cellsafe frontier table.csv --variables a,b,c --count n --families nbi,pig --grid 40 \\
+  cellsafe frontier table.csv --variables a,b,c --count n --distributions nbi,pig --grid 40 \\
       --utility hellinger --alpha 0.01 --output frontier.csv --plot frontier.svg
 
   # your own settings: a CSV with columns family,sigma,nu,alpha
@@ -49,7 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=EXAMPLES_FORMATTER,
     )
     add_table_input(p)
-    p.add_argument("--families", default="poisson,nbi,pig,gaf", metavar="F,F", help="families for the default grid")
+    p.add_argument("--distributions", default=None, metavar="F,F",
+                   help="count families of the default grid (default: every one, " + ", ".join(family_names()) + ")")
+    p.add_argument("--families", action=Renamed, new="--distributions", why="as --distribution names a count family")
     p.add_argument(
         "--grid", default="100", metavar="N|FILE", help="number of settings of the default grid (default 100), or a CSV"
         "/Parquet file of settings with columns family,sigma,nu,alpha"
@@ -112,7 +115,7 @@ def _run(args: argparse.Namespace, outputs, out_path: Path, plot_path: Path | No
     from ..exceptions import InvalidArgumentError
     from ..tuning import frontier
 
-    families = parse_list(args.families, "--families")
+    families = parse_list(args.distributions, "--distributions") if args.distributions else None
     n, grid = _grid(args.grid)
     if args.mechanism:
         from ..mechanisms import make_mechanism

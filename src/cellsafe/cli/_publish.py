@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from ..exceptions import DataError, InvalidArgumentError
-from ..mechanisms.cellkey import CellKeyMethod
-from ..mechanisms.ptable import PTable
-from ..published import Publication
-from ..table import CountTable, Hierarchy
 from ._engine import add_engine_options, spark_from_args, uses_spark
+from ._options import add_param_option
 from ._publish_magnitude import add_magnitude_ckm_options, publish_magnitude_ckm
+
+if TYPE_CHECKING:  # the computing modules load when a command runs, never for --help
+    from ..mechanisms import CellKeyMethod
+    from ..table import CountTable, Hierarchy
 from ._common import (
     EXAMPLES_FORMATTER,
     add_input_options,
@@ -80,24 +83,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="cell key method, small count rounding or cell suppression")
     p.add_argument("--hierarchy", action="append", default=[], metavar="VAR=FILE[:LEVELS]",
                    help="hierarchy of a variable: a tau-Argus .hrc file or a CSV of code,parent (repeatable)")
-    g = p.add_argument_group("cell key method")
-    g.add_argument("--D", type=int, default=None, metavar="D", help="ptable: largest deviation (default 5)")
-    g.add_argument("--V", type=float, default=None, metavar="V", help="ptable: noise variance (default 3)")
-    g.add_argument("--js", type=int, default=None, metavar="JS", help="ptable: released 1..JS forbidden (default 2)")
+    g = p.add_argument_group("cell key method", "  the ptable is --ptable FILE, or generated from --D and --V (and --js):\n"
+                             "  001's ptable is --D 5 --V 3 --js 2, the ptable --mechanism 'ckm:D=5,V=3,js=2' means\n"
+                             "  in assess, tune, frontier and report")
+    add_param_option(g, "part", "ptable", "D", text="ptable: largest deviation")
+    add_param_option(g, "part", "ptable", "V", text="ptable: noise variance")
+    add_param_option(g, "part", "ptable", "js", text="ptable: released 1..JS forbidden")
     g.add_argument("--ptable", metavar="FILE", help="read the ptable (sdcTools or ONS layout) instead of generating it")
     g.add_argument("--record-key", metavar="COL", help="column of record keys in INPUT (otherwise drawn from --seed)")
-    g.add_argument("--threshold", type=int, default=None, metavar="T",
-                   help="suppress released counts below T (default 10 for an ONS ptable, else 0)")
+    add_param_option(g, "mechanism", "ckm", "threshold", metavar="T",
+                     text="suppress released counts below T (default 10 for an ONS ptable, else 0)")
     r = p.add_argument_group("small count rounding")
-    r.add_argument("--base", type=int, default=3, help="rounding base (default 3)")
+    add_param_option(r, "mechanism", "scr", "base", text="rounding base")
     r.add_argument("--zeros", action="store_true",
                    help="also round the empty combinations of the variables (R's extend0; default: non-zero cells only)")
     c = p.add_argument_group("cell suppression")
     c.add_argument("--rule", action="append", default=[], metavar="RULE",
-                   help="primary rule: 'freq<=3', 'p%%=15', 'nk(1,85)' (repeatable; default freq<=3)")
+                   help="primary rule: 'freq<=3', 'p%%=15', 'nk(1,85)' (repeatable; default "
+                   f"{_declared_default('suppress', 'rules')})")
     c.add_argument("--value", metavar="COL", help="magnitude table: the numeric column summed (microdata; also --method ckm)")
     c.add_argument("--contributor", metavar="COL", help="magnitude table: contributor id (holdings)")
-    c.add_argument("--protect-zeros", action="store_true", help="the frequency rule also suppresses empty cells")
+    add_param_option(c, "mechanism", "suppress", "protect_zeros", text="the frequency rule also suppresses empty cells")
     c.add_argument("--forced", metavar="FILE", help="CSV/Parquet of cells always published: one column per variable "
                    "named, a category or aggregate code (a variable left out is Total)")
     c.add_argument("--hidden", metavar="FILE", help="CSV/Parquet of cells always withheld, as --forced")
@@ -116,10 +122,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _declared_default(name: str, param: str) -> str:
+    from .. import _catalog
+
+    value = {p.name: p for p in _catalog.declared("mechanism", name)}[param].default
+    return ",".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+
+
 def _cell_key_method(args: argparse.Namespace, publication: Any) -> CellKeyMethod:
     """The cell key method of --ptable FILE, or of the spec --D, --V, --js make: the library's defaults, as
     ``assess --mechanism 'ckm:D=..,V=..'`` builds it (one code path, the same ptable)."""
-    from ..mechanisms import make_mechanism
+    from ..mechanisms import CellKeyMethod, PTable, make_mechanism
 
     given = {k: getattr(args, k) for k in ("D", "V", "js") if getattr(args, k) is not None}
     if args.ptable:
@@ -140,6 +153,8 @@ def read_hierarchy(spec: str) -> tuple[str, Hierarchy]:
     """``VAR=FILE[:LEVEL,...]``: a variable's hierarchy from a .hrc file or a CSV of code,parent."""
     var, path, levels = hierarchy_path(spec)
     names = parse_list(levels, "--hierarchy levels") if levels else None
+    from ..table import Hierarchy
+
     if path.lower().endswith(".hrc"):
         h = Hierarchy.read_hrc(path, level_names=names)
     else:
@@ -158,6 +173,8 @@ def read_hierarchy(spec: str) -> tuple[str, Hierarchy]:
 
 
 def hierarchies_from_args(args: argparse.Namespace) -> dict[str, Hierarchy]:
+    from ..table import Hierarchy
+
     out: dict[str, Hierarchy] = {}
     for spec in args.hierarchy:
         var, h = read_hierarchy(spec)
@@ -169,6 +186,8 @@ def hierarchies_from_args(args: argparse.Namespace) -> dict[str, Hierarchy]:
 
 
 def publication_from_args(args: argparse.Namespace, table: CountTable, hierarchies: dict[str, Hierarchy], zeros: Any = None) -> Any:
+    from ..published import Publication
+
     if not hierarchies:
         return Publication.from_formula(table, args.formula, zeros=True) if zeros else args.formula
     return Publication.from_formula(table, args.formula, hierarchies=hierarchies, zeros=zeros)
@@ -217,11 +236,11 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
 
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
-        rules = args.rule or ["freq<=3"]
+        rules = {"rules": args.rule} if args.rule else {}  # the library's default rule otherwise
         if args.value:
             if args.count:
                 raise InvalidArgumentError("--value needs microdata (one row per record); drop --count.")
-            mech = CellSuppression(args.formula, rules=rules, protect_zeros=args.protect_zeros, priority="value",
+            mech = CellSuppression(args.formula, **rules, protect_zeros=bool(args.protect_zeros), priority="value",
                                    **_secondary(args), **_user_cells(args))
             res = mech.suppress_magnitude(
                 args.input, variables=names, value=args.value, contributor=args.contributor, hierarchies=hierarchies or None,
@@ -232,7 +251,8 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
                 raise DataError("--contributor needs --value (a magnitude table).")
             table = load_table(args.input, args.variables, args.count)
             pub = publication_from_args(args, table, hierarchies, zeros=args.zeros or None)
-            mech = CellSuppression(pub, rules=rules, protect_zeros=args.protect_zeros, **_secondary(args), **_user_cells(args))
+            mech = CellSuppression(pub, **rules, protect_zeros=bool(args.protect_zeros), **_secondary(args),
+                                   **_user_cells(args))
             [res] = mech.sample(table, progress=progress_from_args(args))
     elif args.method == "ckm":
         if args.zeros:
@@ -244,6 +264,9 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         if uses_spark(args):
             return _publish_spark(args, names, rng, ckm, outputs, target)
         if hierarchies:
+            from ..mechanisms import CellKeyMethod
+            from ..published import Publication
+
             table = load_table(args.input, args.variables, args.count)
             pub = Publication.from_formula(table, args.formula, hierarchies=hierarchies, zeros=True)
             mech = CellKeyMethod(ckm.ptable, pub, threshold=args.threshold)
@@ -262,7 +285,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         table = load_table(args.input, args.variables, args.count)
         publication = publication_from_args(args, table, hierarchies, zeros=True if args.zeros else None)
-        mech = SmallCountRounding(publication, base=args.base)
+        mech = SmallCountRounding(publication, **({"base": args.base} if args.base is not None else {}))
         [res] = mech.sample(table, rng=rng, progress=progress_from_args(args))
     summary = f"{res!r}" + (f"; {res.note}" if getattr(res, "note", "") else "")
     _record_mechanism(outputs.manifest, mech, args)
@@ -302,7 +325,7 @@ def _record_mechanism(manifest: Any, mech: Any, args: argparse.Namespace) -> Non
 
 
 def _write_release(res: Any, outputs: Any, target: Any) -> int:
-    """Write the release (:func:`_release_frame`'s columns); returns the number of published cells.
+    """Write the release (:meth:`~cellsafe.published.PublishedTable.release_frame`); returns the number of cells.
 
     A table of counts written to CSV goes straight from the publication's coded labels to the file
     (:meth:`~cellsafe.io.OutputSet.write_coded_csv`, the same bytes as the frame's ``to_csv``);
@@ -318,31 +341,9 @@ def _write_release(res: Any, outputs: Any, target: Any) -> int:
         columns = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()), res.released]
         if outputs.write_coded_csv([name, *coded, "count"], columns, target):
             return int(pub.n_published)
-    out = _release_frame(res)
+    out = res.release_frame()
     outputs.write_frame(out, target)
     return len(out)
-
-
-def _release_frame(res: Any) -> Any:
-    """The published cells with a table id (the crossing each cell belongs to) first, counts as integers.
-
-    Counts are nullable integers (empty where a cell is suppressed), never floats like 12.0.
-    """
-    import numpy as np
-    import pandas as pd
-
-    out = res.to_frame()
-    pub = res.publication
-    labels = np.array([":".join(c) if c else "Total" for c in pub.crossings], dtype=object)
-    name = next(n for n in ("table", "table_id", "table_id_") if n not in out.columns)
-    out.insert(0, name, labels[np.asarray(pub.crossing)])
-    col = getattr(res, "measure", "count")
-    if col in out.columns and col == "count":
-        values = pd.to_numeric(out[col])
-        finite = values.dropna()
-        if (finite == np.floor(finite)).all():
-            out[col] = values.round().astype("Int64")
-    return out
 
 
 def _publish_spark(args: argparse.Namespace, names: list[str], rng: Any, ckm: CellKeyMethod, outputs: Any, target: Any) -> int:

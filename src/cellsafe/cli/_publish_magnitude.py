@@ -5,34 +5,38 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from ..exceptions import InvalidArgumentError
-from ..mechanisms.cellkey_magnitude import CellKeyMagnitude
-from ..mechanisms.magnitude_ptable import MagnitudePTable
 from ._common import parse_float_list
 from ._engine import uses_spark
-from ._options import Renamed
+from ._options import Renamed, add_param_option
+
+if TYPE_CHECKING:
+    from ..mechanisms import CellKeyMagnitude
 
 
 def add_magnitude_ckm_options(p: argparse.ArgumentParser) -> None:
     """The options of the cell key method for magnitudes (with --method ckm --value COL)."""
     g = p.add_argument_group(
         "cell key method for a magnitude table (--method ckm --value COL)",
-        "noise scaled to each cell's largest contributions by the flex function (R's cellKey); the ptable is "
-        "--ptable FILE (ptable's create_num_ptable layout) or generated from --D and --V (e.g. --D 10 --V 3), "
-        "--step and --icat",
+        "  noise scaled to each cell's largest contributions by the flex function (R's cellKey); the ptable\n"
+        "  is --ptable FILE (ptable's create_num_ptable layout) or generated from --D and --V (e.g. --D 10\n"
+        "  --V 3), --step and --icat",
     )
-    g.add_argument("--fp", type=float, metavar="X", help="flex point: contributions below X get noise --p-small times their size")
-    g.add_argument("--top-k", type=int, default=None, metavar="K", help="largest contributions making noise, 1..6 (default 1)")
-    g.add_argument("--p-small", type=float, default=None, metavar="P", help="noise share of contributions up to the flex point (default 0.25)")
-    g.add_argument("--p-large", type=float, default=None, metavar="P", help="noise share of very large contributions (default 0.05)")
-    g.add_argument("--q", type=float, default=None, metavar="Q", help="steepness of the flex function, >= 1 (default 3)")
+    method = ("mechanism", "ckm-magnitude")
+    add_param_option(g, *method, "fp", metavar="X", text="flex point: contributions below X get noise --p-small times their size")
+    add_param_option(g, *method, "top_k", metavar="K", text="largest contributions making noise, 1..6")
+    add_param_option(g, *method, "p_small", metavar="P", text="noise share of contributions up to the flex point")
+    add_param_option(g, *method, "p_large", metavar="P", text="noise share of very large contributions")
+    add_param_option(g, *method, "q", metavar="Q", text="steepness of the flex function, >= 1")
     g.add_argument("--flex-weights", metavar="W,W,...",
                    help="weights of the --top-k components: 1 first, non-increasing (default all 1)")
     g.add_argument("--epsilon", action=Renamed, new="--flex-weights")
-    g.add_argument("--use-zero-rkeys", action="store_true", help="cell keys also sum the keys of records whose value is 0")
-    g.add_argument("--mu-c", type=float, default=None, metavar="MU",
-                   help="extra noise for the cells the --rule options flag (e.g. --rule 'p%%=15' --mu-c 2)")
-    g.add_argument("--step", type=int, default=None, metavar="S", help="generated ptable: noise on a grid of 1/S (default 2)")
+    add_param_option(g, *method, "use_zero_rkeys", text="cell keys also sum the keys of records whose value is 0")
+    add_param_option(g, *method, "mu_c", metavar="MU",
+                     text="extra noise for the cells the --rule options flag (e.g. --rule 'p%=15' --mu-c 2)")
+    add_param_option(g, "part", "magnitude-ptable", "step", metavar="S", text="generated ptable: noise on a grid of 1/S")
     g.add_argument("--icat", metavar="I,I,...", help="generated ptable: reference rows, with 1 and D (default 1,D)")
 
 
@@ -69,7 +73,7 @@ def publish_magnitude_ckm(args: argparse.Namespace, names: list[str], rng: Any, 
 def _magnitude_method(args: argparse.Namespace, own: dict[str, Any]) -> CellKeyMagnitude:
     """The method with the ptable of --ptable FILE, or the one --D, --V, --step and --icat generate (as the spec
     'ckm-magnitude:D=..,V=..' builds it)."""
-    from ..mechanisms import make_mechanism
+    from ..mechanisms import CellKeyMagnitude, MagnitudePTable, make_mechanism
 
     icat = tuple(parse_float_list(args.icat, "--icat")) if args.icat else None
     table = {k: v for k, v in (("D", args.D), ("V", args.V), ("step", args.step), ("icat", icat)) if v is not None}

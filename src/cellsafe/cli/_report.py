@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..exceptions import InvalidArgumentError
 from ._common import EXAMPLES_FORMATTER, add_output_options, add_table_input, outputs_from_args, parse_counts, parse_float_list, parse_list, table_from_args
+from ._options import Renamed
 from ._publish import hierarchies_from_args
 
 _EXAMPLES = """\
@@ -23,11 +24,11 @@ examples:
 
   # synthetic records from 'cellsafe synthesize-microdata': pMSE ratio, CI overlap, DiSCO and TCAP
   cellsafe report adult.csv --variables sex,race --release synth/ --keys age,sex,race \\
-      --sensitive 'income>50K' --formula 'income>50K ~ age + sex' --family binomial --output adult.html
+      --sensitive 'income>50K' --model 'income>50K ~ age + sex' --family binomial --output adult.html
 
   # published tables from 'cellsafe publish': F-beta risk and Hellinger utility, as cellsafe compare
   cellsafe report inner.csv --variables party,age,sex --count count --published ckm=published_ckm.csv \
-      --publication-formula 'party*age + party*sex' --sensitive party --keys age,sex --output pub.html
+      --formula 'party*age + party*sex' --sensitive party --keys age,sex --output pub.html
 
 Writes the HTML file (figures inline as SVG, nothing fetched when opened; prints to A4), the same
 content as JSON beside it (report.json), and the manifest of the run.
@@ -59,13 +60,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = p.add_argument_group("published tables and synthetic microdata releases")
     g.add_argument("--published", action="append", default=[], metavar="NAME=FILE",
                    help="a protected published table (as cellsafe publish writes it): F-beta risk and Hellinger utility")
-    g.add_argument("--publication-formula", default=None, metavar="F", help="the published crossings, e.g. 'a*b + a*c'")
+    g.add_argument("--formula", default=None, metavar="F", help="the published crossings, e.g. 'a*b + a*c'")
+    g.add_argument("--publication-formula", action=Renamed, new="--formula",
+                   why="--formula is the published crossings in every command")
     g.add_argument("--hierarchy", action="append", default=[], metavar="VAR=FILE[:LEVELS]",
                    help="hierarchy of a published variable, as for cellsafe publish (repeatable)")
     g.add_argument("--beta", type=float, default=0.5, help="F-beta weight of recall (default 0.5)")
     g.add_argument("--keys", default=None, metavar="A,B", help="key variables an intruder knows (F-beta, DiSCO, TCAP)")
     g.add_argument("--sensitive", default=None, metavar="T", help="the variable an intruder wants to learn")
-    g.add_argument("--formula", default=None, metavar="'Y ~ X'", help="a regression for the CI overlap")
+    g.add_argument("--model", default=None, metavar="'Y ~ X'", help="a regression for the CI overlap")
     g.add_argument("--family", choices=("gaussian", "binomial"), default="gaussian", help="its family (default gaussian)")
     g.add_argument("--seed", type=int, default=0, help="seed of the microdata measures that draw (default 0)")
     p.add_argument("--output", required=True, metavar="FILE.html", help="the HTML report (the JSON goes beside it)")
@@ -89,6 +92,10 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"--output must be an .html file. Got {args.output!r}.")
     if (args.keys is None) != (args.sensitive is None):
         raise InvalidArgumentError("--keys and --sensitive go together: give both for DiSCO and TCAP, or neither.")
+    if args.formula is not None and "~" in args.formula:
+        raise InvalidArgumentError(
+            f"--formula is the published crossings (e.g. 'a*b + a*c'); a regression such as {args.formula!r} is --model."
+        )
     requirements = [parse_requirement(t) for t in args.target]  # refused before any work
     k = parse_counts(args.k, "--k")
     p = parse_float_list(args.p, "--p")
@@ -116,10 +123,10 @@ def run(args: argparse.Namespace) -> int:
             records=records,
             keys=parse_list(args.keys, "--keys") if args.keys else None,
             sensitive=args.sensitive,
-            formula=args.formula,
+            formula=args.model,
             family=args.family,
             published=published,
-            publication_formula=args.publication_formula,
+            publication_formula=args.formula,
             hierarchies=hierarchies_from_args(args) or None,
             beta=args.beta,
             k=k,

@@ -74,7 +74,7 @@ _TEMPLATE_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..synthesis import METHODS
+    from .._catalog import SYNTHESIS_METHODS as METHODS
 
     p = sub.add_parser(
         "synthesize-microdata",

@@ -7,8 +7,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .._results import json_ready
 from ._common import EXAMPLES_FORMATTER, add_input_options, load_table, note, outputs_from_args, parse_list, print_json, resolve_count, add_output_options
+from ._options import Renamed
 
 _EXAMPLES = """\
 examples:
@@ -24,7 +24,7 @@ examples:
 The model is fitted to the original and to each synthetic table (one implicate per file); each
 parameter's confidence intervals are compared (overlap as in Karr et al. 2006), the synthetic
 estimates combined over the implicates with the rule of Raab et al. (2016), or of Reiter (2003)
-with --rule partially.
+with --combining partially.
 """
 
 
@@ -52,11 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, metavar="FORMULA", help="log-linear model in R notation, e.g. 'a*b + b*c'")
     p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     p.add_argument(
-        "--rule",
+        "--combining",
         choices=("fully", "partially"),
         default="fully",
         help="combining rule: fully (Raab et al. 2016, any m; default) or partially (Reiter 2003, m >= 2)",
     )
+    p.add_argument("--rule", action=Renamed, new="--combining", why="--rule is a primary suppression rule")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--output", metavar="FILE", default=None, help="write the per-parameter comparison (CSV or Parquet)")
     p.add_argument("--plot", metavar="FILE", default=None, help="boxplots of CI overlap per implicate (PNG, PDF, SVG)")
@@ -73,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, outputs: Any, out_path: Any, plot_path: Any) -> int:
+    from .._results import json_ready
+
     from ..formula import parse_formula
     from ..metrics.specific import specific_utility
     from ..table import CountTable
@@ -93,7 +96,7 @@ def _run(args: argparse.Namespace, outputs: Any, out_path: Any, plot_path: Any) 
         note(text)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = specific_utility(original, synthetic, args.model, level=args.level, rule=args.rule)
+        res = specific_utility(original, synthetic, args.model, level=args.level, rule=args.combining)
     notes = sorted({str(w.message) for w in caught})
     frame = res.to_frame()
     if out_path is not None:

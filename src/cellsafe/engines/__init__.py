@@ -10,8 +10,21 @@ scheme, each with its own random stream), so an engine only decides where blocks
 For the same seed both give the same tables, cell for cell.
 """
 
-from ._pairs import PairMetrics, pair_metrics
-
 ENGINES: tuple[str, ...] = ("local", "spark")
 
 __all__ = ["ENGINES", "PairMetrics", "pair_metrics"]
+
+
+def __getattr__(name: str):  # noqa: ANN202  (PEP 562: the pairs load on first use; --engine needs only ENGINES)
+    if name in ("PairMetrics", "pair_metrics"):
+        from . import _pairs
+
+        value = getattr(_pairs, name)
+        globals()[name] = value
+        return value
+    import importlib
+    import importlib.util
+
+    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")  # a submodule, e.g. cellsafe.engines.spark
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

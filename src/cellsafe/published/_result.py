@@ -167,6 +167,22 @@ class PublishedTable(Result):
             out["suppression"] = self.suppression
         return out
 
+    def release_frame(self) -> pd.DataFrame:
+        """The cells as a release file holds them: a table id first (the crossing each cell belongs to:
+        ``'party:age'``, ``'Total'``), the cells of :meth:`to_frame`, and counts as nullable integers
+        (empty where a cell is suppressed, never floats like 12.0)."""
+        out = self.to_frame()
+        pub = self.publication
+        labels = np.array([":".join(c) if c else "Total" for c in pub.crossings], dtype=object)
+        name = next(n for n in ("table", "table_id", "table_id_") if n not in out.columns)
+        out.insert(0, name, labels[np.asarray(pub.crossing)])
+        if self.measure == "count" and "count" in out.columns:
+            values = pd.to_numeric(out["count"])
+            finite = values.dropna()
+            if (finite == np.floor(finite)).all():
+                out["count"] = values.round().astype("Int64")
+        return out
+
     def inner_table(self) -> CountTable:
         """The released inner cells as a table (methods that change inner cells only)."""
         if self.inner_released is None:
