@@ -78,3 +78,18 @@ def test_tune_mechanism_spec_errors(freq, capsys, extra, message):
     path, _ = freq
     assert _run(path, *extra, "--target", "tau3(1)=0.5") == 2
     assert message in capsys.readouterr().err
+
+
+def test_one_target_syntax_with_report(freq, capsys):
+    """tune accepts the report's bounds ('tau3(1)<=0.25'): solved at the boundary, with the side that meets it."""
+    path, _ = freq
+    assert _run(path, "--distribution", "nbi", "--solve", "sigma", "--target", "tau3(1)=0.25", "--json") == 0
+    equal = json.loads(capsys.readouterr().out)
+    assert _run(path, "--distribution", "nbi", "--solve", "sigma", "--target", "tau3(1)<=0.25", "--json") == 0
+    bound = json.loads(capsys.readouterr().out)
+    assert bound["sigma"] == pytest.approx(equal["sigma"], rel=1e-10) and equal["meets"] is None
+    # more dispersion, fewer real uniques stay unique: sigma at or above the boundary meets tau3(1) <= 0.25
+    assert bound["target"] == "tau3(1)<=0.25" and bound["meets"].startswith("sigma >= ")
+    from cellsafe.report import parse_requirement
+
+    assert parse_requirement("tau3(1)<=0.25").text == "tau3(1) <= 0.25"

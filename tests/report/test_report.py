@@ -127,10 +127,11 @@ def test_report_api_and_notebook_view():
 @pytest.mark.parametrize(
     "text, match",
     [
-        ("tau4(1)=0.4", "must look like"),
+        ("tau4(1)=0.4", "a bound, such as 'tau4\\(1\\)<=0.4'"),
         ("tau9(1)<=0.4", "unknown metric"),
         ("mse>=0.2", "use 'loss'"),
-        ("hellinger>=x", "must look like"),
+        ("hellinger>=x", "must be a number"),
+        ("hellinger", "must look like"),
     ],
 )
 def test_bad_targets(text, match):
@@ -175,7 +176,7 @@ def test_published_tables_equal_compare_json(tmp_path, capsys):
     who = ["--sensitive", "party", "--keys", "age,sex"]
     ref = _cli_json(capsys, ["compare", *common, "--formula", "party*age + party*sex", *pubs, *who, "--json"])
     out = tmp_path / "pub.html"
-    assert main(["report", *common, *pubs, "--publication-formula", "party*age + party*sex", *who,
+    assert main(["report", *common, *pubs, "--formula", "party*age + party*sex", *who,
                  "--output", str(out), "--quiet"]) == 0
     data = json.loads(out.with_suffix(".json").read_text())
     entries = {e["name"]: e for e in data["sections"]["published"]}

@@ -15,6 +15,7 @@ from ._common import (
     mechanism_from_args,
     table_from_args,
 )
+from ._options import tunable_ranges
 
 _EXAMPLES = """\
 examples:
@@ -57,10 +58,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PARAM",
         help="parameter to solve for: alpha, sigma, nu, zeros_to_ones (saturated), epsilon (geometric), V (ckm), ...",
     )
-    p.add_argument("--target", required=True, metavar="METRIC=VALUE", help="'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000', 'tau1(0)=tau2(0)'")
+    p.add_argument("--target", required=True, metavar="TARGET",
+                   help="'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000', 'tau1(0)=tau2(0)'; a report's bound such as "
+                   "'tau4(1)<=0.4' is solved at its boundary, with the side that meets it")
     p.add_argument(
         "--bounds", default=None, metavar="LO,HI",
-        help="range searched (default the parameter's: alpha 0,10; sigma 1e-4,1e3; nu -2,1; epsilon 1e-3,50; V 0.05,25)",
+        help="range searched (default: the parameter's declared range, " + tunable_ranges() + ")",
     )
     p.add_argument("-m", type=int, default=1, dest="m", help="implicates averaged, for a loss target")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
@@ -92,5 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
     else:
-        print(f"{result.parameter} = {result.value:.10g}  ({result.target}; achieved {result.achieved:.6g}; {result.mechanism!r})")
+        meets = f"; {result.meets} meets it" if result.meets else ""
+        print(f"{result.parameter} = {result.value:.10g}  ({result.target}; achieved {result.achieved:.6g}{meets}; "
+              f"{result.mechanism!r})")
     return 0

@@ -141,7 +141,6 @@ def load_release(
 
 
 _OPS = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, ">": lambda a, b: a > b}
-_REQ = re.compile(r"^\s*([a-z0-9_()., ]+?)\s*(<=|>=|<|>)\s*([-+0-9.eE]+)\s*$", re.IGNORECASE)
 _WITHIN = re.compile(r"^within\(([0-9.]+)\)$")
 
 
@@ -195,24 +194,18 @@ def parse_requirement(text: str) -> Requirement:
     >>> parse_requirement("tau4(1) <= 0.4").text
     'tau4(1) <= 0.4'
     """
-    from ..tuning import parse_metric
+    from ..tuning import parse_target
 
-    hit = _REQ.match(str(text))
-    if not hit:
+    target = parse_target(text)  # the one syntax of targets, shared with tune
+    if target.op == "=":
+        bound = "tau1(0) <= tau2(0)" if target.zero_share else f"{target.metric.name}<={target.value:g}"
         raise InvalidArgumentError(
-            f"a target must look like 'tau4(1)<=0.4', 'hellinger>=0.9', 'within(5)>=0.8' or 'loss<=1000'. Got {text!r}."
+            f"a report's target is a bound, such as {bound!r} or '>=': '=' is a value that tune solves for. "
+            f"Got {text!r}."
         )
-    name, op, value = hit.group(1).replace(" ", "").lower(), hit.group(2), hit.group(3)
-    try:
-        bound = float(value)
-    except ValueError:
-        raise InvalidArgumentError(f"the bound in the target {text!r} must be a number. Got {value!r}.") from None
-    if not _WITHIN.match(name):
-        metric = parse_metric(name)  # refuses unknown names with the list of known ones
-        if metric.kind == "mse_utility":
-            raise InvalidArgumentError(f"target {text!r}: use 'loss' (squared error) or 'hellinger' as the utility.")
-        name = metric.name if metric.kind != "loss" else "loss"
-    return Requirement(name, op, bound)
+    if target.metric.kind == "mse_utility":
+        raise InvalidArgumentError(f"target {text!r}: use 'loss' (squared error) or 'hellinger' as the utility.")
+    return Requirement(target.metric.name, target.op, target.value)
 
 
 def requirement_counts(requirements: Sequence[Requirement]) -> tuple[list[int], list[float]]:

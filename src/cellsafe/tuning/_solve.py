@@ -13,7 +13,7 @@ the values the scan reaches are an error that states the reachable range.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -54,6 +54,9 @@ class TuningResult(Result):
     n_evaluations : int
         Metric evaluations used.
     converged : bool
+    meets : str or None
+        For an inequality target, the side of the solution that meets it ('sigma >= 1.234'), found
+        by evaluating the metric just above the solution; None for '='.
     """
 
     parameter: str
@@ -64,11 +67,13 @@ class TuningResult(Result):
     method: str
     n_evaluations: int
     converged: bool = True
+    meets: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             self.parameter: self.value,
             "target": self.target,
+            "meets": self.meets,
             "achieved": self.achieved,
             "mechanism": repr(self.mechanism),
             "method": self.method,
@@ -144,8 +149,9 @@ def tune(
         the cell key method's generated ptable, ...
     target : str or Target
         'tau1(0)=tau2(0)' (as many zeros released as in the original), 'tau4(1)=p',
-        'tau3(1)=p' (any 'tauN(k)=p', p in [0, 1]), or 'loss=L' (expected squared error of
-        the mean of ``m`` implicates).
+        'tau3(1)=p' (any 'tauN(k)=p', p in [0, 1]), 'loss=L' (expected squared error of the mean
+        of ``m`` implicates), 'hellinger=u', 'within(5)=s'; an inequality ('tau4(1)<=0.4', the
+        report's syntax) is solved at its boundary, and ``meets`` says which side meets it.
     bounds : (float, float), optional
         Range searched; default the parameter's declared scan range (alpha [0, 10], sigma
         [1e-4, 1e3], nu [-2, 1], zeros_to_ones [0, 1], ...).
@@ -221,7 +227,22 @@ def tune(
             return _zero_gap(cs, mech)
         return tgt.metric(cs, mech) - tgt.value
 
-    return _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, lambda: n_eval, progress)
+    result = _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, lambda: n_eval, progress)
+    if tgt.op == "=":
+        return result
+    return replace(result, meets=_side(f, tgt, solve, result.value, lo, hi))
+
+
+def _side(f: Callable[[float], float], tgt: Target, solve: str, x: float, lo: float, hi: float) -> str | None:
+    """Which side of the boundary ``x`` meets an inequality target: the metric just above ``x`` decides."""
+    step = max(abs(x), hi - lo) * 1e-6
+    above = min(x + step, hi)
+    below = max(x - step, lo)
+    if tgt.met(f(above) + tgt.value):
+        return f"{solve} >= {x:.6g}"
+    if tgt.met(f(below) + tgt.value):
+        return f"{solve} <= {x:.6g}"
+    return None
 
 
 def _zero_gap(cs: apriori.CellSizes, mech: CellwiseMechanism) -> float:

@@ -1,4 +1,10 @@
-"""Metric names and targets shared by tuning and the frontier: 'tau4(1)', 'loss', 'tau1(0)=tau2(0)'."""
+"""Metric names and targets, in one syntax for tuning, the frontier and the report.
+
+A target is ``METRIC OP VALUE``: ``tau4(1)<=0.4``, ``hellinger>=0.9``, ``within(5)>=0.8``,
+``loss<=1000``, with ``=`` where a value is solved for (``tune``: ``tau4(1)=0.4``,
+``tau1(0)=tau2(0)``).  ``tune`` solves for the boundary of an inequality too; the report checks
+inequalities.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,14 @@ from ..mechanisms import CellwiseMechanism
 __all__ = ["Metric", "Target", "parse_metric", "parse_target"]
 
 _TAU = re.compile(r"^tau([1-4])\((\d+)\)$")
-_METRIC_HELP = "'tau1(k)'..'tau4(k)' (k a count >= 0), 'loss' (expected squared error) or 'hellinger' (expected utility)"
+_WITHIN = re.compile(r"^within\(([0-9.]+)\)$")
+_TARGET = re.compile(r"^\s*(.+?)\s*(<=|>=|=|<|>)\s*(.+?)\s*$")
+_METRIC_HELP = (
+    "'tau1(k)'..'tau4(k)' (k a count >= 0), 'loss' (expected squared error), 'hellinger' (expected utility) or "
+    "'within(p)' (expected share of cells within p%)"
+)
+_TARGET_HELP = "'tau4(1)<=0.4', 'hellinger>=0.9', 'within(5)>=0.8', 'loss<=1000' (tune: also 'tau4(1)=0.4', 'tau1(0)=tau2(0)')"
+_OPS = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, ">": lambda a, b: a > b}
 
 
 @dataclass(frozen=True)
@@ -23,24 +36,28 @@ class Metric:
     """An a priori metric of a mechanism on a cell-size distribution.
 
     ``kind`` is 'tau' (with ``which`` in 1..4 and count ``k``), 'loss' (expected squared error
-    of the mean of ``m`` implicates), 'mse_utility' (1 - invlogit(MSE per cell), 000 Figure 7)
-    or 'hellinger' (expected Hellinger utility).
+    of the mean of ``m`` implicates), 'mse_utility' (1 - invlogit(MSE per cell), 000 Figure 7),
+    'hellinger' (expected Hellinger utility) or 'within' (expected share of all cells within ``p``%
+    of their original count).
     """
 
     kind: str
     which: int = 0
     k: int = 0
     m: int = 1
+    p: float = 0.0
 
     @property
     def name(self) -> str:
         if self.kind == "tau":
             return f"tau{self.which}({self.k})"
+        if self.kind == "within":
+            return f"within({self.p:g})"
         return self.kind
 
     @property
     def is_probability(self) -> bool:
-        return self.kind in ("tau", "mse_utility", "hellinger")
+        return self.kind in ("tau", "mse_utility", "hellinger", "within")
 
     def __call__(self, cs: apriori.CellSizes, mech: CellwiseMechanism) -> float:
         if self.kind == "tau":
@@ -51,6 +68,8 @@ class Metric:
             return apriori._squared_error(cs, mech, 1).utility()
         if self.kind == "hellinger":
             return apriori._hellinger(cs, mech, apriori.TAIL_TOL).utility
+        if self.kind == "within":
+            return float(apriori._within(cs, mech, np.array([self.p]))["all"].iloc[0])
         raise AssertionError(self.kind)
 
 
@@ -74,6 +93,9 @@ def parse_metric(text: str, *, m: int = 1) -> Metric:
         return Metric("mse_utility")
     if t in ("hellinger", "hellinger_utility"):
         return Metric("hellinger")
+    hit = _WITHIN.match(t)
+    if hit:
+        return Metric("within", p=float(hit.group(1)), m=m)
     if t.startswith("tau") and "(-" in t:
         raise InvalidArgumentError(f"unknown metric {text!r}: the count k in tauN(k) must be >= 0.")
     raise InvalidArgumentError(f"unknown metric {text!r}; use {_METRIC_HELP}.")
@@ -81,33 +103,45 @@ def parse_metric(text: str, *, m: int = 1) -> Metric:
 
 @dataclass(frozen=True)
 class Target:
-    """A tuning target: ``metric = value``, or tau1(0) = tau2(0) (``zero_share``)."""
+    """A target on one metric: ``metric op value`` (op '=', '<=', '>=', '<' or '>'), or tau1(0) = tau2(0)
+    (``zero_share``).  ``text`` is the target as written back ('tau4(1)<=0.4')."""
 
     metric: Metric
     value: float
     text: str
     zero_share: bool = False
+    op: str = "="
+
+    def met(self, value: float) -> bool | None:
+        """True when ``value`` meets an inequality, False when not, None when it is missing (NaN) or for '='."""
+        if self.op == "=" or value is None or not math.isfinite(value):
+            return None
+        return bool(_OPS[self.op](value, self.value))
 
 
 def parse_target(text: str, *, m: int = 1) -> Target:
-    """Parse 'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000' or 'tau1(0)=tau2(0)'.
+    """Parse a target in the one syntax: ``'tau4(1)<=0.4'``, ``'hellinger>=0.9'``, ``'within(5)>=0.8'``,
+    ``'loss<=1000'``, ``'tau4(1)=0.4'``, ``'tau1(0)=tau2(0)'``.
 
-    A tau target must lie in [0, 1]; a loss target must be >= 0.
+    A proportion's target (tau, Hellinger, within) must lie in [0, 1]; a loss target must be >= 0.
 
     Examples
     --------
     >>> parse_target("tau4(1)=0.4").value
     0.4
+    >>> parse_target("tau4(1) <= 0.4").text
+    'tau4(1)<=0.4'
     >>> parse_target("tau1(0)=tau2(0)").zero_share
     True
     """
-    if not isinstance(text, str) or text.count("=") != 1:
-        raise InvalidArgumentError(
-            f"a target must look like 'tau4(1)=0.4', 'tau3(1)=0.2', 'loss=1000' or 'tau1(0)=tau2(0)'. Got {text!r}."
-        )
-    left, right = (s.strip().lower().replace(" ", "") for s in text.split("="))
-    if {left, right} == {"tau1(0)", "tau2(0)"}:
+    hit = _TARGET.match(text) if isinstance(text, str) else None
+    if hit is None:
+        raise InvalidArgumentError(f"a target must look like {_TARGET_HELP}. Got {text!r}.")
+    left, op, right = hit.group(1).lower().replace(" ", ""), hit.group(2), hit.group(3).lower().replace(" ", "")
+    if op == "=" and {left, right} == {"tau1(0)", "tau2(0)"}:
         return Target(Metric("tau", 1, 0, m), math.nan, "tau1(0)=tau2(0)", zero_share=True)
+    if "=" in right or "<" in right or ">" in right:
+        raise InvalidArgumentError(f"a target must look like {_TARGET_HELP}. Got {text!r}.")
     metric = parse_metric(left, m=m)
     try:
         value = float(right)
@@ -119,4 +153,4 @@ def parse_target(text: str, *, m: int = 1) -> Target:
         raise InvalidArgumentError(f"{metric.name} is a proportion: its target must lie in [0, 1]. Got {value!r}.")
     if metric.kind == "loss" and value < 0:
         raise InvalidArgumentError(f"the loss target must be >= 0. Got {value!r}.")
-    return Target(metric, value, f"{metric.name}={value:g}")
+    return Target(metric, value, f"{metric.name}{op}{value:g}", op=op)
