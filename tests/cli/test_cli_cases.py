@@ -144,9 +144,9 @@ CASES = [
     ("synthesize-m-zero", SYN + " --count count -m 0 --output {d}/o", 2, "'m' parameter", [], ["o"]),
     ("synthesize-bad-seed", SYN + " --count count --seed -1 --output {d}/o", 2, "--seed", [], ["o"]),
     ("synthesize-failed-leaves-nothing", "synthesize {d}/nan.csv --variables sex --count n --distribution poisson --output {d}/o", 2, "finite", [], ["o"]),
-    ("frontier-over-input", "frontier {d}/freq.csv --variables sex,age --count count --families poisson --grid 3 --output {d}/freq.csv", 2, "is the input", ["freq.csv"], []),
-    ("frontier-writes", "frontier {d}/freq.csv --variables sex,age --count count --families poisson,nbi --grid 3 --output {d}/f.csv", 0, "settings", ["f.csv", "f.csv.manifest.json"], []),
-    ("frontier-plot-format", "frontier {d}/freq.csv --variables sex,age --count count --families nbi --grid 3 --output {d}/f.csv --plot {d}/f.gif", 2, ".png or .svg", [], ["f.csv"]),
+    ("frontier-over-input", "frontier {d}/freq.csv --variables sex,age --count count --distributions poisson --grid 3 --output {d}/freq.csv", 2, "is the input", ["freq.csv"], []),
+    ("frontier-writes", "frontier {d}/freq.csv --variables sex,age --count count --distributions poisson,nbi --grid 3 --output {d}/f.csv", 0, "settings", ["f.csv", "f.csv.manifest.json"], []),
+    ("frontier-plot-format", "frontier {d}/freq.csv --variables sex,age --count count --distributions nbi --grid 3 --output {d}/f.csv --plot {d}/f.gif", 2, ".png or .svg", [], ["f.csv"]),
     ("utility-output-over-input", "utility {d}/people.csv {d}/synth/synthetic_1.csv --variables sex,age --model sex+age --output {d}/people.csv", 2, "is the input", [], []),
     ("utility-output", "utility {d}/people.csv {d}/synth/synthetic_1.csv --variables sex,age --synthetic-count count --model sex+age --output {d}/u.csv", 0, "", ["u.csv", "u.csv.manifest.json"], []),
     ("expand-over-input", "expand {d}/freq.csv --variables sex,age --count count --output {d}/freq.csv", 2, "is the input", [], []),
@@ -292,7 +292,7 @@ def test_missing_optional_dependency_names_the_extra(tmp_path, capsys, monkeypat
     _files(tmp_path)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    rc = main(["frontier", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count", "--families",
+    rc = main(["frontier", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count", "--distributions",
                "nbi", "--grid", "3", "--output", str(tmp_path / "f.csv"), "--plot", str(tmp_path / "f.png")])
     err = capsys.readouterr().err
     assert rc == 2 and "pip install 'cellsafe[plot]'" in err

@@ -118,7 +118,7 @@ CASES = [
          2, "inside the input folder", absent=("rel/report.html",),
          setup="synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/rel"),
     # --- formats by extension -----------------------------------------------------------------------------------
-    Case("frontier-plot-gif", "frontier {d}/freq.csv --variables sex,age --count count --families nbi --grid 3 --output {d}/f.csv --plot {d}/f.gif",
+    Case("frontier-plot-gif", "frontier {d}/freq.csv --variables sex,age --count count --distributions nbi --grid 3 --output {d}/f.csv --plot {d}/f.gif",
          2, "must end in .png or .svg", absent=("f.csv",)),
     Case("report-output-pdf", "report {d}/freq.csv --variables sex,age --count count --mechanism nbi:sigma=1 --output {d}/r.pdf",
          2, "must be an .html file"),

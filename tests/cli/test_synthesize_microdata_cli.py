@@ -101,7 +101,7 @@ def test_evaluate_microdata_reads_the_outputs(tmp_path, capsys):
                      "--format", fmt, "--output", str(out)]) == 0
         capsys.readouterr()
         rc = main(["evaluate-microdata", str(orig), str(out / f"synthetic_1.{fmt}"), str(out / f"synthetic_2.{fmt}"),
-                   "--keys", "age,sex,race", "--target", "income>50K", "--tables", "1,2", "--json", "--quiet"])
+                   "--keys", "age,sex,race", "--sensitive", "income>50K", "--tables", "1,2", "--json", "--quiet"])
         assert rc == 0
         summary = json.loads(capsys.readouterr().out)
         assert summary["utility"]["pmse_ratio"] < 10
