@@ -26,7 +26,7 @@ def rules(tmp_path) -> Path:
 def test_penguins_with_na_rules_and_strata(tmp_path, rules, capsys):
     out = tmp_path / "out"
     rc = main(["synthesize-microdata", str(PENGUINS), "--missing-values", "sex=NA", "--rules", str(rules),
-               "--strata", "island", "--jobs", "2", "-m", "3", "--seed", "4", "--output", str(out)])
+               "--strata", "island", "--jobs", "2", "--proper", "-m", "3", "--seed", "4", "--output", str(out)])
     assert rc == 0
     err = capsys.readouterr().err
     assert "notice: read as numbers (every value is a number): bill_length_mm (164 distinct values)" in err
@@ -35,7 +35,7 @@ def test_penguins_with_na_rules_and_strata(tmp_path, rules, capsys):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["strata"] == {"variable": "island", "sizes": {"Biscoe": 168, "Dream": 124, "Torgersen": 52}, "pooled": ["Torgersen"]}
     assert [r["broken"] for r in manifest["rules"]] == [0, 0]
-    assert manifest["missing_values"] == {"sex": ["NA"]}
+    assert manifest["missing_values"] == {"sex": ["NA"]} and manifest["proper"] is True
     assert "--missing-values sex=NA" in manifest["command"] and "--strata island" in manifest["command"]
     original = pd.read_csv(PENGUINS)
     for i in (1, 2, 3):

@@ -97,6 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--rules", metavar="FILE", default=None, help="rules every synthetic record obeys (see below)")
     p.add_argument("--no-structural-zeros", action="store_true", help="let category pairs the input lacks be drawn together")
+    p.add_argument(
+        "--proper", action="store_true", help="refit the models of every implicate on a bootstrap sample (synthpop's proper = TRUE)"
+    )
     p.add_argument("--strata", metavar="VAR", default=None, help="synthesize each category of VAR from its own records")
     p.add_argument("--min-stratum", type=int, default=None, metavar="N", help="fewest records of a stratum synthesized alone")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="strata synthesized at once (default 1; -1 every core)")
@@ -206,6 +209,8 @@ def _command_line(args: argparse.Namespace) -> str:
         words += ["--levels", item]
     if args.no_structural_zeros:
         words.append("--no-structural-zeros")
+    if args.proper:
+        words.append("--proper")
     if args.jobs != 1:
         words += ["--jobs", str(args.jobs)]
     if args.min_leaf != 5:
@@ -289,7 +294,7 @@ def _synthesize(args: argparse.Namespace, out: Any, written: tuple[list[Path], P
     synth = SequentialSynthesizer(
         methods=methods, visit_sequence=visit, min_leaf=args.min_leaf, smoothing=args.smoothing, bounded=not args.unbounded,
         rules=rules, structural_zeros=not args.no_structural_zeros, allow=allow or None, strata=args.strata,
-        min_stratum=args.min_stratum, n_jobs=args.jobs,
+        min_stratum=args.min_stratum, n_jobs=args.jobs, proper=args.proper,
     )
     missing = missing_values_from_args(args.missing_values, [str(c) for c in frame.columns])
     with warnings.catch_warnings(record=True) as caught:
@@ -323,6 +328,7 @@ def _synthesize(args: argparse.Namespace, out: Any, written: tuple[list[Path], P
         "missing_values": missing,
         "rules": synth.rule_checks_,
         "structural_zeros": not args.no_structural_zeros,
+        "proper": args.proper,
         "strata": None if args.strata is None else {
             "variable": args.strata,
             "sizes": {str(k): v for k, v in synth.strata_.items()},

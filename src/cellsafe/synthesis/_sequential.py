@@ -35,6 +35,7 @@ METHODS: tuple[str, ...] = SYNTHESIS_METHODS  # one list, also read by the comma
 _OWNER = "SequentialSynthesizer"
 _PURPOSE = 0x5E0  # stream key of sequential synthesis: (purpose, implicate, position in the visit sequence)
 _PURPOSE_STRATA = 0x5E1  # (purpose, stratum, implicate, position)
+_PURPOSE_PROPER = 0x5E2  # bootstrap of proper synthesis: (purpose, implicate, group)
 _SMOOTHING = (None, "density")
 _NUMERIC_ONLY = ("normal", "pmm", "normrank")
 _CATEGORICAL_ONLY = ("logistic", "multinomial", "polr")
@@ -114,6 +115,12 @@ class SequentialSynthesizer:
         depend on it.
     donors : int
         Nearest confidential records ``"pmm"`` draws a value from (default 3, as synthpop).
+    proper : bool
+        Fit every implicate's models again on a bootstrap sample of the records (synthpop's
+        ``proper = TRUE``), so that implicates carry the uncertainty of the models' parameters:
+        the synthesis Raghunathan, Reiter and Rubin's combining rule assumes
+        (:func:`cellsafe.metrics.combine_fully_synthetic` with ``rule="rrr"``).  Default False:
+        the models fitted once in :meth:`fit` (Raab et al.'s rule, the default, is the one for it).
 
     Attributes
     ----------
@@ -184,6 +191,7 @@ class SequentialSynthesizer:
         min_stratum: int | None = None,
         n_jobs: int | None = None,
         donors: int = 3,
+        proper: bool = False,
     ) -> None:
         self.methods = methods
         self.visit_sequence = visit_sequence
@@ -198,6 +206,7 @@ class SequentialSynthesizer:
         self.min_stratum = min_stratum
         self.n_jobs = n_jobs
         self.donors = donors
+        self.proper = proper
         # data-independent checks now, the rest against the data in fit
         if methods is not None and not isinstance(methods, str) and not isinstance(methods, Mapping):
             raise InvalidArgumentError(
@@ -228,7 +237,7 @@ class SequentialSynthesizer:
                 raise InvalidArgumentError(
                     f"The 'smoothing' parameter of {_OWNER} must be None or 'density' (or a dict of them). Got {s!r} instead."
                 )
-        for name, flag in (("bounded", bounded), ("structural_zeros", structural_zeros)):
+        for name, flag in (("bounded", bounded), ("structural_zeros", structural_zeros), ("proper", proper)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise InvalidArgumentError(f"The {name!r} parameter of {_OWNER} must be True or False. Got {flag!r} instead.")
         self._rules = parse_rules(rules)
@@ -250,7 +259,7 @@ class SequentialSynthesizer:
         defaults = (
             ("methods", None), ("visit_sequence", None), ("predictors", None), ("min_leaf", 5), ("smoothing", None),
             ("bounded", True), ("rules", None), ("structural_zeros", True), ("allow", None), ("strata", None),
-            ("min_stratum", None), ("n_jobs", None), ("donors", 3),
+            ("min_stratum", None), ("n_jobs", None), ("donors", 3), ("proper", False),
         )
         for name, default in defaults:
             value = getattr(self, name)
@@ -353,10 +362,10 @@ class SequentialSynthesizer:
                 pairs[name] = tuple(pair_tables(name, before, columns, arrays, slice(None), allow))
             else:
                 pairs[name] = ()
+        self.columns_ = columns
         self.visit_sequence_ = visit
         self.methods_ = methods
         self.predictors_ = {k: list(v) for k, v in preds.items()}
-        self.columns_ = columns
         self.n_records_ = n
         self.notices_ = notices
         self._output_order = [c for c in cols if c in set(names)]
@@ -403,27 +412,40 @@ class SequentialSynthesizer:
     def _fit_groups(self, columns: dict[str, Column], arrays: dict[str, np.ndarray], progress: bool) -> None:
         total = sum(len(g.plan.visit) for g in self._groups)
         bar = _bar(total, "fitting", progress)
-        settings = dict(min_leaf=self.min_leaf, bounded=self.bounded, donors=self.donors)
 
         def fit_group(g: "_Group") -> list[Step]:
-            sub = {k: v[g.rows] for k, v in arrays.items()}
-            steps = []
-            for name in g.plan.visit:
-                smooth = self.smoothing.get(name) if isinstance(self.smoothing, Mapping) else self.smoothing
-                steps.append(
-                    fit_step(
-                        name, g.plan.methods[name], g.plan.predictors[name], columns, sub, g.rows.size,
-                        rules=g.plan.rules_of(name), pairs=g.plan.pairs[name], smoothing=smooth, **settings,
-                    )
-                )
-                bar.update(1)
-            return steps
+            return self._fit_steps(g, {k: v[g.rows] for k, v in arrays.items()}, bar)
 
         try:
             for g, steps in zip(self._groups, self._map(fit_group, self._groups)):
                 g.steps = steps
         finally:
             bar.close()
+        if self.proper:
+            self._arrays = arrays  # refitted on a bootstrap sample for every implicate
+
+    def _fit_steps(self, g: "_Group", sub: dict[str, np.ndarray], bar: Any = None, kept: list[Step] | None = None) -> list[Step]:
+        settings = dict(min_leaf=self.min_leaf, bounded=self.bounded, donors=self.donors)
+        steps = []
+        for j, name in enumerate(g.plan.visit):
+            if kept is not None and kept[j].method == "keep":
+                steps.append(kept[j])  # a kept column stays the records' own, in their order
+                continue
+            smooth = self.smoothing.get(name) if isinstance(self.smoothing, Mapping) else self.smoothing
+            steps.append(
+                fit_step(
+                    name, g.plan.methods[name], g.plan.predictors[name], self.columns_, sub, g.rows.size,
+                    rules=g.plan.rules_of(name), pairs=g.plan.pairs[name], smoothing=smooth, **settings,
+                )
+            )
+            if bar is not None:
+                bar.update(1)
+        return steps
+
+    def _proper_steps(self, g: "_Group", gen: np.random.Generator) -> list[Step]:
+        """The group's models fitted again on a bootstrap sample of its records (proper synthesis)."""
+        boot = g.rows[gen.integers(0, g.rows.size, size=g.rows.size)]
+        return self._fit_steps(g, {k: v[boot] for k, v in self._arrays.items()}, kept=g.steps)
 
     def _map(self, fn: Any, items: list[Any]) -> list[Any]:
         jobs = self.n_jobs or 1
@@ -507,7 +529,9 @@ class SequentialSynthesizer:
         try:
             for i in range(m):
                 if self.strata is None:
-                    syn, r = self._draw_group(self._groups[0], n, lambda j, i=i: stream(root, _PURPOSE, i, j), bar)
+                    g = self._groups[0]
+                    steps = self._proper_steps(g, stream(root, _PURPOSE_PROPER, i, 0)) if self.proper else None
+                    syn, r = self._draw_group(g, n, lambda j, i=i: stream(root, _PURPOSE, i, j), bar, steps)
                     relaxed += r
                 else:
                     syn = self._draw_strata(root, i, bar)
@@ -524,10 +548,12 @@ class SequentialSynthesizer:
             )
         return out
 
-    def _draw_group(self, g: "_Group", n: int, gen_of: Any, bar: Any) -> tuple[dict[str, np.ndarray], int]:
+    def _draw_group(
+        self, g: "_Group", n: int, gen_of: Any, bar: Any, steps: list[Step] | None = None
+    ) -> tuple[dict[str, np.ndarray], int]:
         syn: dict[str, np.ndarray] = {} if self.strata is None else {self.strata: self._strata_codes[g.rows]}
         relaxed = 0
-        for j, step in enumerate(g.steps):
+        for j, step in enumerate(g.steps if steps is None else steps):
             syn[step.name], r = draw_step(step, self.columns_, syn, n, gen_of(j))
             relaxed += r
             bar.update(1)
@@ -538,7 +564,8 @@ class SequentialSynthesizer:
 
         def draw(item: tuple[int, "_Group"]) -> tuple[dict[str, np.ndarray], int]:
             k, g = item
-            return self._draw_group(g, g.rows.size, lambda j: stream(root, _PURPOSE_STRATA, k, i, j), bar)
+            steps = self._proper_steps(g, stream(root, _PURPOSE_PROPER, i, k)) if self.proper else None
+            return self._draw_group(g, g.rows.size, lambda j: stream(root, _PURPOSE_STRATA, k, i, j), bar, steps)
 
         syn: dict[str, np.ndarray] = {self.strata: self._strata_codes}
         for (k, g), (part, _) in zip(enumerate(self._groups), self._map(draw, list(enumerate(self._groups)))):
