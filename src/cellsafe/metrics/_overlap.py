@@ -227,8 +227,8 @@ def combine_fully_synthetic(
         ``"raab"``: Raab, Nowok and Dibben (2016), valid from one implicate (synthpop's
         population inference for completely synthesized data with ``proper = FALSE``).
         ``"rrr"``: Raghunathan, Reiter and Rubin (2003), from the spread between implicates
-        (``m >= 2``; the data must be synthesized *properly*, from posterior draws of the
-        parameters, for it to hold).
+        (``m >= 2``; it holds for data synthesized *properly*, from draws of the models'
+        parameters, e.g. ``SequentialSynthesizer(proper=True)``).
 
     Returns
     -------
