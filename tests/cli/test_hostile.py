@@ -60,6 +60,26 @@ def _files(d: Path) -> None:
     for i in (1, 2, 3):
         (d / "syn" / f"s_{i}.csv").write_text(PEOPLE)  # an earlier, larger set made with --output syn/s.csv
     (d / "syn" / "s_manifest.json").write_text('{"outputs": []}')
+    # CSV defects: each must be one line naming the file, the line and the fix
+    w("dup.csv", "sex,age,count,count\nF,2,1,2\nM,10,3,4\n")
+    w("dupcase.csv", "sex,Sex,age\nF,F,2\n")
+    w("semi.csv", "sex;age;count\nF;2;1\nM;10;3\n")
+    w("tabs.csv", "sex\tage\nF\t2\n")
+    w("ragged-early.csv", "sex,age\nF,2,x\nM,10\nF,30\n")
+    w("short-row.csv", "sex,age\nF,2\nM\nF,30\n")
+    w("empty.csv", "")
+    w("blank.csv", "\n\n")
+    w("noname.csv", "sex,,age\nF,1,2\n")
+    w("header-only.csv", "sex,age\n")
+    (d / "latin1.csv").write_bytes("sex,age\nF,2\nM\u00e9,10\n".encode("latin-1"))
+    (d / "latin1.hrc").write_bytes("N\n@N\u00e91\n@N2\nS\n@S1\n@S2\n".encode("latin-1"))
+    (d / "latin1-geo.csv").write_bytes("code,parent\nN,\nS,\nN\u00e91,N\nN2,N\nS1,S\nS2,S\n".encode("latin-1"))
+    # the reserved label: a category spelled like the grand total
+    w("total.csv", "sex,age\nF,2\nTotal,10\nM,2\nF,10\n")
+    w("total-geo.hrc", "N\n@N1\n@Total\nS\n@S1\n@S2\n")
+    # magnitudes whose binary sums carry artefacts (0.1 + 0.2 = 0.30000000000000004)
+    w("zero-counts.csv", "sex,age,count\nF,2,0\nM,10,0\n")  # synthesized, every cell draws 0: a table without rows
+    w("firms.csv", "nace,firm,turnover\nA,1,0.1\nA,2,0.2\nA,3,6148191.54\nB,4,0.7\nB,5,0.1\nB,6,0.3\nB,7,12.02\n")
 
 
 SUP = "publish {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --method suppress --rule freq<=2 --quiet"
@@ -75,6 +95,9 @@ class Case:
     absent: tuple[str, ...] = ()
     changed: tuple[str, ...] = field(default=())  # files the run may change (its own outputs)
     setup: str | None = None  # a command run first (its outputs are then the case's inputs)
+    not_printed: tuple[str, ...] = ()  # text that must not appear in what the run prints
+    lacks: tuple[tuple[str, str], ...] = ()  # (file, text): text that must not appear in a written file
+    fault: str | None = None  # "disk-full": every write fails with ENOSPC
 
 
 CASES = [
@@ -124,8 +147,69 @@ CASES = [
          2, "must be an .html file"),
     Case("utility-plot-gif", "utility {d}/people.csv {d}/freq.csv --variables sex,age --model sex+age --plot {d}/u.gif",
          2, "must end in .png, .pdf or .svg"),
-    # --- strict JSON ---------------------------------------------------------------------------------------------
-    Case("evaluate-json-no-nan", "evaluate {d}/people.csv {d}/freq.csv --variables sex,age --k 0,1 --json", 0, "null"),
+    # --- a full disk: one line, nothing left (26: publish, synthesize, the budget log gave tracebacks) ----------------
+    Case("disk-full-publish", "publish {d}/people.csv --variables sex,age --formula sex*age --method scr --seed 1 --quiet --output {d}/p.csv",
+         2, "No space left on device while writing", absent=("p.csv", "p.csv.manifest.json"), fault="disk-full"),
+    Case("disk-full-synthesize", "synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/o",
+         2, "No space left on device while writing", absent=("o",), fault="disk-full"),
+    Case("disk-full-budget-log", "budget {d}/b.json --create --epsilon 1", 2, "No space left on device while writing",
+         absent=("b.json",), fault="disk-full"),
+    # --- CSV inputs: one line naming the file, the line and the fix (26 item 5) -----------------------------------
+    Case("duplicate-header-count", "describe {d}/dup.csv --variables sex,age --count count", 2, "dup.csv', line 1: the header names the column 'count' twice (columns 3 and 4)"),
+    Case("duplicate-header-synthesize", "synthesize {d}/dup.csv --variables sex,age --distribution poisson --seed 1 --output {d}/o", 2, "names the column 'count' twice", absent=("o",)),
+    Case("duplicate-header-publish", "publish {d}/dup.csv --variables sex,age --formula sex*age --method scr --seed 1 --output {d}/p.csv", 2, "names the column 'count' twice", absent=("p.csv",)),
+    Case("duplicate-header-ignoring-case", "describe {d}/dupcase.csv --variables sex,age", 2, "the columns 'sex' and 'Sex' (names ignore case)"),
+    Case("semicolon-describe", "describe {d}/semi.csv --variables sex,age --count count", 2, "semi.csv', line 1: the header 'sex;age;count' is one column: the file is separated by semicolons"),
+    Case("semicolon-assess", "assess {d}/semi.csv --variables sex,age --count count --distribution poisson", 2, "separated by semicolons, not commas; save it as comma-separated"),
+    Case("semicolon-publish", "publish {d}/semi.csv --variables sex,age --formula sex*age --method ckm --seed 1 --output {d}/p.csv", 2, "separated by semicolons", absent=("p.csv",)),
+    Case("tabs-in-csv", "describe {d}/tabs.csv --variables sex,age", 2, "separated by tabs"),
+    Case("ragged-early-row", "describe {d}/ragged-early.csv --variables sex,age", 2, "ragged-early.csv', line 2: 3 field(s) where the header has 2"),
+    Case("ragged-early-expand", "expand {d}/ragged-early.csv --variables sex,age --seed 1 --output {d}/r.csv", 2, "line 2: 3 field(s)", absent=("r.csv",)),
+    Case("short-row", "assess {d}/short-row.csv --variables sex,age --distribution poisson", 2, "short-row.csv', line 3: 1 field(s) where the header has 2"),
+    Case("empty-file-describe", "describe {d}/empty.csv --variables sex", 2, "empty.csv', line 1: the file is empty"),
+    Case("empty-file-synthesize", "synthesize {d}/empty.csv --variables sex --distribution poisson --output {d}/o", 2, "the file is empty", absent=("o",)),
+    Case("blank-lines-file", "describe {d}/blank.csv --variables sex", 2, "the file is empty"),
+    Case("column-without-name", "describe {d}/noname.csv --variables sex,age", 2, "column 2 of the header has no name"),
+    Case("header-only", "describe {d}/header-only.csv --variables sex,age", 2, "has no rows"),
+    Case("latin1-csv-early", "describe {d}/latin1.csv --variables sex,age", 2, "latin1.csv', line 3: the file is not UTF-8 text (byte 0xe9); re-encode it"),
+    Case("latin1-hrc", "publish {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/latin1.hrc --formula geo*sex --method scr --seed 1 --output {d}/p.csv",
+         2, "latin1.hrc', line 2: the hierarchy file is not UTF-8 text (byte 0xe9); re-encode it, for example iconv -f latin1 -t utf-8", absent=("p.csv",)),
+    Case("latin1-hierarchy-csv", "publish {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/latin1-geo.csv --formula geo*sex --method scr --seed 1 --output {d}/p.csv",
+         2, "latin1-geo.csv', line 4: the file is not UTF-8 text", absent=("p.csv",)),
+    # --- the reserved label Total -----------------------------------------------------------------------------------
+    Case("total-category-scr", "publish {d}/total.csv --variables sex,age --formula sex*age --method scr --seed 1 --output {d}/p.csv",
+         2, "variable 'sex' has a category 'Total', which is reserved", absent=("p.csv",)),
+    Case("total-category-suppress", "publish {d}/total.csv --variables sex,age --formula sex*age --method suppress --output {d}/p.csv",
+         2, "Recode that category in the data (for example 'Total (sex)')", absent=("p.csv",)),
+    Case("total-category-compare", "compare {d}/total.csv --variables sex,age --formula sex*age --published a={d}/freq.csv --sensitive sex --keys age",
+         2, "which is reserved"),
+    Case("total-aggregate-in-hierarchy", "publish {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/total-geo.hrc --formula geo*sex --method scr --seed 1 --output {d}/p.csv",
+         2, "Total", absent=("p.csv",)),
+    # --- magnitudes written as their decimal sums -------------------------------------------------------------------
+    Case("magnitude-decimal-sums-csv", "publish {d}/firms.csv --variables nace --formula nace --method suppress --value turnover --contributor firm --rule freq<=1 --quiet --output {d}/m.csv",
+         0, "", exist=("m.csv",), lacks=(("m.csv", "0000000"), ("m.csv", "9999999"))),
+    Case("magnitude-decimal-sums-json", "publish {d}/firms.csv --variables nace --formula nace --method suppress --value turnover --contributor firm --rule freq<=1 --quiet --output {d}/m.json",
+         0, "", exist=("m.json",), lacks=(("m.json", "0000000"), ("m.json", "9999999"))),
+    # --- strict JSON ------------------------------------------------------------------------------------------------
+    Case("evaluate-json-no-nan", "evaluate {d}/people.csv {d}/freq.csv --variables sex,age --k 0,1 --json", 0, "null", not_printed=("NaN", "Infinity")),
+    Case("utility-json-no-nan", "utility {d}/people.csv {d}/freq.csv --variables sex,age --model sex*age --json", 0, "overview", not_printed=("NaN", "Infinity")),
+    Case("evaluate-microdata-json-no-nan", "evaluate-microdata {d}/people.csv {d}/people.csv --tables 1 --json", 0, "pmse", not_printed=("NaN", "Infinity")),
+    # --- options that do not apply are refused ------------------------------------------------------------------------
+    Case("spark-master-without-spark-synthesize", "synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --spark-master spark://h:7077 --output {d}/o",
+         2, "--spark-master applies to --engine spark only", absent=("o",)),
+    Case("spark-master-without-spark-describe", "describe {d}/freq.csv --variables sex,age --spark-master local[2]", 2, "--spark-master applies to --engine spark only"),
+    Case("spark-master-without-spark-assess", "assess {d}/freq.csv --variables sex,age --distribution poisson --spark-master local[2]", 2, "add --engine spark or drop --spark-master"),
+    Case("spark-master-without-spark-evaluate", "evaluate {d}/people.csv {d}/freq.csv --variables sex,age --spark-master local[2]", 2, "--spark-master applies"),
+    Case("spark-master-without-spark-publish", "publish {d}/people.csv --variables sex,age --formula sex*age --method ckm --spark-master local[2] --output {d}/p.csv", 2, "--spark-master applies", absent=("p.csv",)),
+    Case("engine-spark-publish-scr", "publish {d}/people.csv --variables sex,age --formula sex*age --method scr --engine spark --output {d}/p.csv", 2, "--method scr runs locally: drop --engine spark", absent=("p.csv",)),
+    Case("engine-spark-publish-suppress", "publish {d}/people.csv --variables sex,age --formula sex*age --method suppress --engine spark --output {d}/p.csv", 2, "--engine spark runs the cell key method only", absent=("p.csv",)),
+    # --- the report reads every release the commands write --------------------------------------------------------
+    Case("report-dp-release-folder", "report {d}/freq.csv --variables sex,age --count count --release {d}/dpr --no-hellinger --no-frontier --quiet --output {d}/r.html",
+         0, "", exist=("r.html", "r.json"), setup="dp-synthesize {d}/freq.csv --variables sex,age --count count --domain {d}/dom.json --mechanism multinomial-dirichlet --epsilon 1 --quiet --output {d}/dpr"),
+    Case("report-all-zero-table", "report {d}/freq.csv --variables sex,age --count count --release {d}/zero --no-hellinger --no-frontier --quiet --output {d}/r.html",
+         0, "", exist=("r.html",), setup="synthesize {d}/zero-counts.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/zero"),
+    Case("report-release-read-as-written", "report {d}/freq.csv --variables sex,age --count count --release {d}/rel --no-hellinger --no-frontier --quiet --output {d}/r.html",
+         0, "", exist=("r.html",), setup="synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/rel"),
 ]
 
 
@@ -141,13 +225,32 @@ def _run(argv: str, d: Path, capsys) -> tuple[int, str]:
     return rc, out.out + out.err
 
 
+def _disk_full(monkeypatch) -> None:
+    """Every write of an output fails as on a full disk (ENOSPC)."""
+    import errno
+    import pathlib
+
+    from cellsafe.io import OutputSet
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    for name in ("write_frame", "write_coded_csv", "write_json", "write_text"):
+        monkeypatch.setattr(OutputSet, name, full)
+    monkeypatch.setattr(pathlib.Path, "write_text", full)
+    monkeypatch.setattr(pathlib.Path, "write_bytes", full)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_hostile_case(tmp_path, capsys, case):
+def test_hostile_case(tmp_path, capsys, monkeypatch, case):
     _files(tmp_path)
     if case.setup:
         assert _run(case.setup, tmp_path, capsys)[0] == 0
     before = _digests(tmp_path)
+    if case.fault == "disk-full":
+        _disk_full(monkeypatch)
     code, text = _run(case.argv, tmp_path, capsys)
+    monkeypatch.undo()
     if case.rc is not None:
         assert code == case.rc, text
     else:  # a result, or a one-line error
@@ -161,6 +264,10 @@ def test_hostile_case(tmp_path, capsys, case):
         assert (tmp_path / f).exists(), f
     for f in case.absent:
         assert not (tmp_path / f).exists(), f
+    for bad in case.not_printed:
+        assert bad not in text, text
+    for name, bad in case.lacks:
+        assert bad not in (tmp_path / name).read_text(), (tmp_path / name).read_text()
     after = _digests(tmp_path)
     for name, digest in before.items():
         if name not in case.changed:

@@ -88,6 +88,7 @@ def test_public_manifest_keeps_the_custodian_record_beside_the_release(tmp_path)
     assert "records.csv" not in public and '"seed"' not in public and json.loads(public)["details"]["epsilon"] == 1.0
     custodian = json.loads((tmp_path / "release.custodian.json").read_text())
     assert custodian["seed"] == 3 and custodian["inputs"][0]["path"] == str(data)
+    assert next(iter(custodian)) == "publication" and "not for publication" in custodian["publication"]
     assert sorted(p.name for p in (tmp_path / "release").iterdir()) == ["manifest.json", "synthetic_1.csv"]
 
 

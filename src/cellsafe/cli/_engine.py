@@ -7,7 +7,7 @@ from typing import Any
 
 from ..engines import ENGINES
 
-__all__ = ["add_engine_options", "spark_from_args", "spark_table_from_args", "uses_spark"]
+__all__ = ["add_engine_options", "spark_from_args", "spark_master", "spark_table_from_args", "uses_spark"]
 
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:
@@ -22,21 +22,35 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--spark-master",
-        default="local[*]",
+        default=None,
         metavar="URL",
         help="Spark master for --engine spark: local[*] (default), spark://host:7077, yarn, k8s://...",
     )
 
 
 def uses_spark(args: argparse.Namespace) -> bool:
-    return getattr(args, "engine", "local") == "spark"
+    """Whether the command runs on Spark; --spark-master without --engine spark is refused (it would be ignored)."""
+    spark = getattr(args, "engine", "local") == "spark"
+    if not spark and getattr(args, "spark_master", None) is not None:
+        from ..exceptions import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            "--spark-master applies to --engine spark only (the local engine would ignore it); add --engine spark or "
+            "drop --spark-master."
+        )
+    return spark
+
+
+def spark_master(args: argparse.Namespace) -> str:
+    """The Spark master URL of the run (local[*] unless --spark-master)."""
+    return getattr(args, "spark_master", None) or "local[*]"
 
 
 def spark_from_args(args: argparse.Namespace) -> Any:
     """The SparkSession on --spark-master."""
     from ..engines.spark import spark_session
 
-    return spark_session(args.spark_master)
+    return spark_session(spark_master(args))
 
 
 def spark_table_from_args(args: argparse.Namespace) -> Any:

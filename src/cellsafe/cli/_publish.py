@@ -9,7 +9,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from ..exceptions import DataError, InvalidArgumentError
-from ._engine import add_engine_options, spark_from_args, uses_spark
+from ._engine import add_engine_options, spark_from_args, spark_master, uses_spark
 from ._options import add_param_option
 from ._publish_magnitude import add_magnitude_ckm_options, publish_magnitude_ckm
 
@@ -196,6 +196,11 @@ def publication_from_args(args: argparse.Namespace, table: CountTable, hierarchi
 def run(args: argparse.Namespace) -> int:
     names = parse_list(args.variables)
     rng = seed_from_args(args)
+    if uses_spark(args) and args.method != "ckm":
+        raise InvalidArgumentError(
+            f"--engine spark runs the cell key method only (--method ckm from microdata); --method {args.method} runs "
+            "locally: drop --engine spark."
+        )
     outputs = outputs_from_args(args, seed=rng if args.method == "ckm" and not args.record_key or args.method == "scr" else "unused")
     with outputs:
         target = outputs.file(args.output)  # refused before any work: an input, an existing file, an unknown format
@@ -291,7 +296,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
     _record_mechanism(outputs.manifest, mech, args)
     outputs.manifest.extra["method"] = args.method
     outputs.manifest.extra["formula"] = args.formula
-    n_written = _write_release(res, outputs, target)
+    n_written = _write_release(res, outputs, target, _decimals(args))
     if not args.quiet:
         print(f"{summary}; wrote {n_written:,} published cells to {args.output} (and its manifest)")
     return 0
@@ -324,7 +329,19 @@ def _record_mechanism(manifest: Any, mech: Any, args: argparse.Namespace) -> Non
             entry["threshold_in_use"] = mech.threshold_
 
 
-def _write_release(res: Any, outputs: Any, target: Any) -> int:
+def _decimals(args: argparse.Namespace) -> int | None:
+    """The decimal places of --value as written in INPUT: published sums are written with them (exact decimal sums).
+
+    The cell key method's values are perturbed, not sums: written as computed.
+    """
+    if not args.value or args.method != "suppress":
+        return None
+    from ..io import value_scale
+
+    return value_scale(args.input, args.value)
+
+
+def _write_release(res: Any, outputs: Any, target: Any, decimals: int | None = None) -> int:
     """Write the release (:meth:`~cellsafe.published.PublishedTable.release_frame`); returns the number of cells.
 
     A table of counts written to CSV goes straight from the publication's coded labels to the file
@@ -342,6 +359,9 @@ def _write_release(res: Any, outputs: Any, target: Any) -> int:
         if outputs.write_coded_csv([name, *coded, "count"], columns, target):
             return int(pub.n_published)
     out = res.release_frame()
+    col = getattr(res, "measure", "count")
+    if decimals is not None and col != "count" and col in out.columns:
+        out[col] = out[col].round(decimals)  # the input's scale: 6148191.84, never 6148191.839999999
     outputs.write_frame(out, target)
     return len(out)
 
@@ -365,5 +385,5 @@ def _publish_spark(args: argparse.Namespace, names: list[str], rng: Any, ckm: Ce
     _record_mechanism(outputs.manifest, ckm, args)
     outputs.manifest.extra.update({"method": "ckm", "formula": args.formula, "engine": "spark"})
     if not args.quiet:
-        print(f"{ckm!r} (engine spark, {args.spark_master}): wrote the published cells to {args.output} (and its manifest)")
+        print(f"{ckm!r} (engine spark, {spark_master(args)}): wrote the published cells to {args.output} (and its manifest)")
     return 0

@@ -19,7 +19,7 @@ from ._common import (
     synthesizer_from_args,
     table_from_args,
 )
-from ._engine import add_engine_options, spark_table_from_args, uses_spark
+from ._engine import add_engine_options, spark_master, spark_table_from_args, uses_spark
 
 _EXAMPLES = """\
 examples:
@@ -109,6 +109,6 @@ def _run_spark(args: argparse.Namespace, synth, out_dir, t0: float) -> int:  # t
     table = spark_table_from_args(args)
     paths = synthesize(table, synth, args.m, seed_from_args(args), out_dir)
     if not args.quiet:
-        print(f"{synth!r} (engine spark, {args.spark_master}): {table.n_cells:,} cells; wrote {len(paths)} Parquet "
+        print(f"{synth!r} (engine spark, {spark_master(args)}): {table.n_cells:,} cells; wrote {len(paths)} Parquet "
               f"dataset(s) and manifest.json to {args.output} in {time.perf_counter() - t0:.2f} s")
     return 0

@@ -140,6 +140,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        import errno
+
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG):
+            raise
+        print(  # the file is a temporary one: outputs appear only complete, and were removed
+            f"cellsafe {args.command}: error: {exc.strerror or exc} while writing; no output was left (outputs appear "
+            "only complete): free space, or choose another --output.",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt:  # pragma: no cover
         print("interrupted", file=sys.stderr)
         return 130

@@ -1,6 +1,15 @@
-"""A CSV writer for columns of coded labels and integer counts, byte for byte as pandas writes them.
+"""CSV files: the checks every CSV input passes first, and a writer of coded labels and integer counts.
 
-A published table has few distinct labels per column (categories, ``Total``, crossing names) and
+:func:`check_csv` reads the start of a CSV input (64 KiB) and refuses, in one line naming the file,
+the line and the fix, what a reader would otherwise take silently or report as something else: an
+empty file, text that is not UTF-8, a header naming a column twice (DuckDB renames the second
+``count`` to ``count_1``, and the count taken is then the first one), a column without a name, a
+file separated by semicolons or tabs instead of commas (read as one column, which reported an
+"unknown variable"), and early rows whose number of fields differs from the header's (where the
+sniffer then guesses the wrong columns).  Rows past the sample are checked by the reader itself.
+
+The writer: 
+a published table has few distinct labels per column (categories, ``Total``, crossing names) and
 many rows.  Each distinct label is formatted once by Python's :mod:`csv` module with the dialect
 ``DataFrame.to_csv`` uses (comma, minimal quoting, doubled quotes, ``os.linesep`` between rows), and
 the rows are assembled in numpy: one fixed-width byte matrix whose padding is dropped in one pass.
@@ -17,7 +26,104 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["CodedColumn", "write_coded_csv"]
+from ..exceptions import DataError
+
+__all__ = ["CodedColumn", "write_coded_csv", "check_csv"]
+
+_SAMPLE = 1 << 16
+_OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def _open_binary(path: "str | os.PathLike[str]") -> Any:
+    name = str(path).lower()
+    if name.endswith(".gz"):
+        import gzip
+
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def check_csv(path: "str | os.PathLike[str]", delimiter: str = ",") -> list[str]:
+    """Check the start of a CSV file; returns its header's column names.
+
+    Raises :class:`~cellsafe.exceptions.DataError`, naming the file, the line and the fix, for an
+    empty file, bytes that are not UTF-8, a column named twice (case aside: DuckDB's names ignore
+    case) or not at all, a file whose one column name holds semicolons or tabs (another separator),
+    and a row among the first 64 KiB with more or fewer fields than the header.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = f.write_text("sex,count,count\\nF,1,2\\n")
+    >>> try:
+    ...     check_csv(f)
+    ... except DataError as exc:
+    ...     print(str(exc).split(": ", 1)[1])
+    the header names the column 'count' twice (columns 2 and 3); give every column its own name.
+    """
+    name = os.fspath(path)
+    if str(path).lower().endswith(".zst"):
+        return []  # read by DuckDB alone
+    try:
+        with _open_binary(path) as fh:
+            raw = fh.read(_SAMPLE + 1)
+    except OSError as exc:
+        raise DataError(f"cannot read {name!r}: {exc.strerror or exc}.") from None
+    cut = len(raw) > _SAMPLE
+    raw = raw[:_SAMPLE]
+    if not raw.strip():
+        raise DataError(
+            f"{name!r}, line 1: the file is empty; a CSV input needs a header line naming its columns, then one line "
+            "per record (or cell)."
+        )
+    decoder = __import__("codecs").getincrementaldecoder("utf-8")()
+    try:
+        text = decoder.decode(raw, final=not cut)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(
+            f"{name!r}, line {line}: the file is not UTF-8 text (byte 0x{raw[exc.start]:02x}); re-encode it, for example "
+            f"iconv -f latin1 -t utf-8 {os.path.basename(name)} > utf8-{os.path.basename(name)}"
+        ) from None
+    text = text.lstrip("\ufeff")
+    if cut:  # the last line may be incomplete: check whole lines only
+        text = text[: text.rfind("\n") + 1] if "\n" in text else text
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error):
+        return []
+    if len(header) == 1:
+        for sep, words in _OTHER_SEPARATORS.items():
+            if sep != delimiter and sep in header[0]:
+                raise DataError(
+                    f"{name!r}, line 1: the header {header[0]!r} is one column: the file is separated by {words}, not "
+                    f"commas; save it as comma-separated CSV (for example with pandas: pd.read_csv(f, sep={sep!r})"
+                    ".to_csv(g, index=False))."
+                )
+    seen: dict[str, int] = {}
+    for i, col in enumerate(header, start=1):
+        if not col.strip():
+            raise DataError(f"{name!r}, line 1: column {i} of the header has no name; name every column.")
+        key = col.strip().lower()
+        if key in seen:
+            first = header[seen[key] - 1]
+            same = f"the column {col!r} twice" if first == col else f"the columns {first!r} and {col!r} (names ignore case)"
+            raise DataError(
+                f"{name!r}, line 1: the header names {same} (columns {seen[key]} and {i}); give every column its own name."
+            )
+        seen[key] = i
+    try:
+        for row in reader:
+            if row and len(row) != len(header):
+                raise DataError(
+                    f"{name!r}, line {reader.line_num}: {len(row)} field(s) where the header has {len(header)}; every "
+                    "line needs one field per header column (look for a stray or unquoted comma)."
+                )
+    except csv.Error as exc:
+        raise DataError(f"{name!r}, line {reader.line_num}: {exc}; check the quotes on that line.") from None
+    return header
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

@@ -31,6 +31,7 @@ __all__ = [
     "aggregate_file",
     "glob_files",
     "aggregate_file_codes",
+    "value_scale",
     "read_frame",
     "read_records",
     "source_sql",
@@ -107,7 +108,12 @@ def source_sql(
     if name.endswith(_PARQUET):
         return f"read_parquet({where_sql})"
     if name.endswith(_CSV):
-        options = ["header = true"]
+        from ._csv import check_csv
+
+        delimiter = "\t" if name.endswith(".tsv") else ","
+        for f in files if glob else [p]:
+            check_csv(f, delimiter)  # empty, not UTF-8, duplicate or missing names, another separator, ragged rows
+        options = ["header = true", f"delim = {_quote_str(delimiter)}"]
         if text:
             options.append("all_varchar = true")
             if types:
@@ -283,6 +289,48 @@ def count_column_for(
             "'count' (give --count count to silence this note)."
         )
     return None, None
+
+
+def value_scale(path: "str | os.PathLike[str]", column: str) -> int | None:
+    """The number of decimal places a numeric column is written with (its largest), or None when it has none.
+
+    Sums of values written with 2 decimals are written with 2 decimals: a sum of binary doubles
+    carries artefacts (6148191.839999999 for 6148191.84) that the exact decimal sum has not.
+    CSV text and Parquet decimals give the scale as written, Parquet doubles their shortest
+    round-trip form; a value in scientific notation gives None (no rounding).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = f.write_text("v\\n12.5\\n3.25\\n7\\n")
+    >>> value_scale(f, "v")
+    2
+    """
+    src = source_sql(path, text=True)
+    con = _connect()
+    try:
+        types = {r[0]: str(r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()}
+        kind = types.get(column)
+        if kind is None:
+            return None
+        m = re.match(r"DECIMAL\((\d+),\s*(\d+)\)", kind)
+        if m:
+            return int(m.group(2))
+        if any(t in kind for t in ("INT", "HUGEINT")):
+            return 0
+        text = f"trim(CAST({_quote_ident(column)} AS VARCHAR))"
+        row = con.execute(
+            f"SELECT bool_or(regexp_matches({text}, '[eEnN]')), "
+            f"max(CASE WHEN position('.' IN {text}) > 0 THEN length(split_part({text}, '.', 2)) ELSE 0 END) FROM {src}"
+        ).fetchone()
+    except Exception:  # noqa: BLE001  the readers report a bad file; no scale here
+        return None
+    finally:
+        con.close()
+    if row is None or row[0] or row[1] is None:
+        return None
+    return int(row[1])
 
 
 def _read_all(path: "str | os.PathLike[str]", text: bool) -> pd.DataFrame:

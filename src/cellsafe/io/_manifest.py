@@ -203,7 +203,8 @@ class Manifest:
     def write_custodian(self, path: "str | os.PathLike[str]", outputs: "dict[str, str]") -> Path:
         """Write the whole record (:meth:`to_dict`, with ``public_extra``) for the custodian."""
         p = Path(path)
-        data = self.to_dict(outputs)
+        data = {"publication": "custodian copy: not for publication (input hashes, seed, command line)",
+                **self.to_dict(outputs)}
         if self.public_extra:
             data.setdefault("details", {}).update(_plain(self.public_extra))
         p.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")

@@ -217,8 +217,9 @@ class Publication:
         for v in variables:
             if total_label in v.categories:
                 raise InvalidArgumentError(
-                    f"variable {v.name!r} has a category {total_label!r}, which is also the label of an aggregated "
-                    "variable; pass another total_label."
+                    f"variable {v.name!r} has a category {total_label!r}, which is reserved: the published cells write "
+                    f"{total_label!r} where a variable is aggregated, so the two would be one cell. Recode that category "
+                    f"in the data (for example '{total_label} ({v.name})'), or from Python pass another total_label."
                 )
         hier = _check_hierarchies(hierarchies, variables, total_label)
         terms = _terms(variables, hier)

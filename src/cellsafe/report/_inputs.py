@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, InvalidArgumentError
@@ -59,6 +60,9 @@ class Released:
     def m(self) -> int:
         """The number of implicates."""
         return len(self.tables) if self.kind == "table" else len(self.frames)
+
+
+_DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".parq", ".gz")
 
 
 def _implicate_number(path: Path) -> tuple[int, str]:
@@ -103,7 +107,7 @@ def load_release(
     -------
     Released
     """
-    from ..io import count_column_for, file_columns, read_frame
+    from ..io import aggregate_file, count_column_for, file_columns, read_frame, read_records
 
     folder = Path(path)
     if not folder.is_dir():
@@ -115,7 +119,9 @@ def load_release(
             "(write the release with cellsafe synthesize or synthesize-microdata)."
         )
     listed = [o.get("file") for o in manifest.get("outputs", []) if o.get("file")]
-    files = sorted((folder / f for f in listed if (folder / f).is_file()), key=_implicate_number)
+    # the released tables or records; a release folder also holds descriptions (dp_synthesis.json) and manifests
+    files = sorted((folder / f for f in listed if (folder / f).is_file() and Path(f).suffix.lower() in _DATA_SUFFIXES),
+                   key=_implicate_number)
     if not files:
         raise DataError(f"the manifest {str(where)!r} lists no file present in {str(folder)!r}.")
     label = name or folder.name
@@ -127,8 +133,13 @@ def load_release(
     tables = []
     for f in files:
         col, _ = count_column_for(file_columns(str(f)), list(original.names), count, where=f"release file {str(f)!r}")
-        # a released table has one row per non-zero cell: read whole, then coded on the original's categories
-        t = CountTable.from_frame(read_frame(str(f)), list(original.variables), count=col)
+        if not len(read_records(str(f))):  # a synthetic table whose every cell drew zero: written with no rows
+            tables.append(original.with_counts(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)))
+            continue
+        # a released table has one row per non-zero cell: read as written (categories as text, exact counts), then
+        # coded on the original's categories
+        frame, col = aggregate_file(str(f), list(original.names), col)
+        t = CountTable.from_frame(frame, list(original.variables), count=col)
         tables.append(original.with_counts(t.index, t.counts))  # keeps the structural zeros
     mech = None
     spec = (manifest.get("mechanism") or {}).get("spec")
