@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from cellsafe.exceptions import DataError
 from numpy.testing import assert_array_equal
 
 from cellsafe import CountTable
@@ -84,9 +86,13 @@ def test_anything_not_plain_goes_to_duckdb(tmp_path, text):
 
 def test_header_of_a_file_that_is_not_plain_comes_from_duckdb(tmp_path):
     path = tmp_path / "q.csv"
-    path.write_text('a;"b c"\nx;1\n')
+    path.write_text('a,"b c"\nx,1\n')
     assert plain_csv_header(path) is None
     assert file_columns(path) == ["a", "b c"]
+    path.write_text('a;"b c"\nx;1\n')  # CSV is comma-separated: a semicolon file is refused, never sniffed
+    assert plain_csv_header(path) is None
+    with pytest.raises(DataError, match="separated by semicolons"):
+        file_columns(path)
 
 
 @pytest.mark.parametrize("bad", ["5.5", "1e3", "-1", "-0", "0x10", "\u00a05", "9223372036854775808", "NA"])
