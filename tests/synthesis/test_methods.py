@@ -246,3 +246,12 @@ def test_proper_synthesis_keeps_kept_columns_and_strata():
     synth = SequentialSynthesizer(methods={"g": "keep", "x": "normal", "y": "cart"}, proper=True).fit(frame)
     for s in synth.sample(m=3, rng=2):
         assert s["g"].tolist() == frame["g"].tolist()
+
+
+def test_a_fitted_synthesizer_pickles():
+    import pickle
+
+    frame = pd.DataFrame({"g": list("ab") * 40, "x": [1.0, np.nan, 3.0, 4.0] * 20, "y": np.arange(80.0)})
+    synth = SequentialSynthesizer(methods={"x": "normal", "y": "pmm"}).fit(frame)
+    again = pickle.loads(pickle.dumps(synth))
+    pd.testing.assert_frame_equal(synth.sample(rng=3)[0], again.sample(rng=3)[0])

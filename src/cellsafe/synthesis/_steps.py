@@ -42,7 +42,6 @@ DESIGN = {
     "normrank": "regression",
     "cart": "tree",
 }
-_NUMERIC_METHODS = ("normal", "pmm", "normrank")
 
 
 class Reduced:
@@ -52,7 +51,10 @@ class Reduced:
         self.model, self.keep = model, keep
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.__dict__["model"], name)
+        model = self.__dict__.get("model")
+        if model is None or name.startswith("__"):  # unpickling looks up hooks before the fields are set
+            raise AttributeError(name)
+        return getattr(model, name)
 
     def __repr__(self) -> str:
         return f"{self.model!r} on design columns {self.keep.tolist()}"
@@ -71,7 +73,10 @@ class MissingThen:
         self.missing, self.model, self.missing_value = missing, model, missing_value
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.__dict__["model"], name)
+        model = self.__dict__.get("model")
+        if model is None or name.startswith("__"):  # unpickling looks up hooks before the fields are set
+            raise AttributeError(name)
+        return getattr(model, name)
 
     def __repr__(self) -> str:
         return f"{self.model!r} where present (missing: {self.missing!r})"
