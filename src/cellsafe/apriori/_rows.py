@@ -21,6 +21,28 @@ _EXACT_PREFIX = 256
 Moments = tuple[np.ndarray, np.ndarray]
 
 
+def _pmf_rows(mech: CellwiseMechanism, k: np.ndarray, row: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """P(k_i | j[row_i]): whole rows at once where the mechanism shares work between rows
+    (``transition_pmf_rows``), else point by point."""
+    rows = getattr(mech, "transition_pmf_rows", None)
+    if rows is not None:
+        return np.asarray(rows(k, row, j), dtype=np.float64)
+    return np.asarray(mech.transition_pmf(k, j[row]), dtype=np.float64)
+
+
+def _closed_form_tails(mech: CellwiseMechanism) -> bool:
+    """Whether the mechanism's sf is a closed form, so that the mass of any range costs two evaluations."""
+    check = getattr(mech, "transition_tails_closed_form", None)
+    return bool(check()) if check is not None else False
+
+
+def _range_mass(mech: CellwiseMechanism, j: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """P(lo <= released <= hi | j) as sf(lo - 1) - sf(hi)."""
+    return np.asarray(mech.transition_sf(lo - 1, j), dtype=np.float64) - np.asarray(
+        mech.transition_sf(hi, j), dtype=np.float64
+    )
+
+
 def _moments(mech: CellwiseMechanism, j: np.ndarray) -> Moments:
     """Mean and variance (clipped at 0) of the released count given each original count j.
 
@@ -41,12 +63,16 @@ def _narrow_bounds(
     hi = np.zeros(j.shape, dtype=np.int64)
     found = np.zeros(j.shape, dtype=bool)
     ones = (lambda k, jj: np.ones_like(k),)
+    closed = _closed_form_tails(mech)
     for c in (8.0, 16.0, 32.0):
         lo_c = np.maximum(np.floor(mean - c * sd - 4.0), 0.0).astype(np.int64)
         hi_c = np.ceil(mean + c * sd + 4.0).astype(np.int64)
         rows = np.flatnonzero(~found & (hi_c - lo_c + 1 <= _MAX_EXACT))
         if rows.size:
-            mass = _exact_row_sums(mech, j[rows], lo_c[rows], hi_c[rows], ones)[0]
+            if closed:  # two tail evaluations per row instead of a sum over the window
+                mass = _range_mass(mech, j[rows], lo_c[rows], hi_c[rows])
+            else:
+                mass = _exact_row_sums(mech, j[rows], lo_c[rows], hi_c[rows], ones)[0]
             ok = rows[mass >= 1.0 - 2.0 * tol]
             lo[ok], hi[ok], found[ok] = lo_c[ok], hi_c[ok], True
         if found.all():
@@ -106,7 +132,7 @@ def _exact_row_sums(
         offs = np.arange(int(ln.sum())) - np.repeat(np.cumsum(ln) - ln, ln)
         k = lo[first:last][seg] + offs
         jj = j[first:last][seg]
-        p = np.asarray(mech.transition_pmf(k, jj), dtype=np.float64)
+        p = _pmf_rows(mech, k, seg, j[first:last])
         kf, jf = k.astype(np.float64), jj.astype(np.float64)
         for i, g in enumerate(funcs):
             out[i, first:last] = np.bincount(seg, weights=p * g(kf, jf), minlength=ln.size)
@@ -137,20 +163,9 @@ def _quadrature_row_sums(
     mech: CellwiseMechanism, j: np.ndarray, mean: np.ndarray, sd: np.ndarray, tol: float, funcs: Sequence[Any]
 ) -> np.ndarray:
     lo, hi = _quadrature_bounds(mech, j, mean, sd, tol)
-    points = []
-    for lo_i, hi_i in zip(lo.tolist(), hi.tolist()):
-        start = max(lo_i + _EXACT_PREFIX, int(math.ceil(1.0 / _BIN_RATIO)))
-        if start >= hi_i:
-            points.append(np.arange(lo_i, hi_i + 1))
-            continue
-        n_geo = int(math.ceil(math.log(hi_i / start) / math.log1p(_BIN_RATIO))) + 2
-        e = np.concatenate([np.arange(lo_i, start), np.round(np.geomspace(start, hi_i, n_geo)).astype(np.int64)])
-        points.append(e[np.r_[True, np.diff(e) > 0]])
-    sizes = np.array([e.size for e in points])
-    k = np.concatenate(points)
-    row = np.repeat(np.arange(j.size), sizes)
+    k, row = _quadrature_points(lo, hi)
     jj = j[row]
-    p = np.asarray(mech.transition_pmf(k, jj), dtype=np.float64)
+    p = _pmf_rows(mech, k, row, j)
     gap = np.diff(k).astype(np.float64)
     same = row[:-1] == row[1:]
     left = np.r_[0.0, np.where(same, gap, 0.0)]
@@ -164,3 +179,40 @@ def _quadrature_row_sums(
     for i, g in enumerate(funcs):
         out[i] = np.bincount(row, weights=wp * g(kf, jf), minlength=j.size) / mass
     return out
+
+
+def _quadrature_points(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, every count from lo up to lo + 256 (at least 1/_BIN_RATIO), then the rounded
+    points of a geometric grid up to hi (ratio 1 + _BIN_RATIO), distinct and increasing; with
+    each point's row.  The grid is ``np.geomspace(start, hi, n)``'s, computed for all rows at once."""
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(hi, dtype=np.int64)
+    start = np.maximum(lo + _EXACT_PREFIX, int(math.ceil(1.0 / _BIN_RATIO)))
+    geo = start < hi
+    n_geo = np.zeros(lo.shape, dtype=np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_geo[geo] = np.ceil(np.log(hi[geo] / start[geo]) / math.log1p(_BIN_RATIO)).astype(np.int64) + 2
+    n_exact = np.where(geo, start - lo, hi - lo + 1)
+    # the counts taken one by one
+    rows_e = np.repeat(np.arange(lo.size), n_exact)
+    k_e = lo[rows_e] + (np.arange(int(n_exact.sum())) - np.repeat(np.cumsum(n_exact) - n_exact, n_exact))
+    # the geometric grids, as numpy's geomspace computes them: 10 ** linspace(log10(start), log10(hi), n)
+    rows_g = np.repeat(np.arange(lo.size), n_geo)
+    step_i = np.arange(int(n_geo.sum())) - np.repeat(np.cumsum(n_geo) - n_geo, n_geo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        l0, l1 = np.log10(start.astype(np.float64)), np.log10(hi.astype(np.float64))
+        step = (l1 - l0) / (n_geo - 1).astype(np.float64)  # per row, as linspace computes it
+    y = step_i * step[rows_g] + l0[rows_g]
+    first, last = step_i == 0, step_i == n_geo[rows_g] - 1
+    y[last] = l1[rows_g[last]]
+    grid = np.power(10.0, y)
+    grid[first] = start[rows_g[first]]
+    grid[last] = hi[rows_g[last]]
+    k_g = np.round(grid).astype(np.int64)
+    # merged by row (counts one by one first), duplicates of a row dropped
+    k = np.concatenate([k_e, k_g])
+    row = np.concatenate([rows_e, rows_g])
+    order = np.argsort(row, kind="stable")
+    k, row = k[order], row[order]
+    keep = np.r_[True, (np.diff(k) > 0) | (np.diff(row) != 0)]
+    return k[keep], row[keep]

@@ -98,6 +98,7 @@ class GAF(CountDistribution):
     nu: float = 0.0
     name: ClassVar[str] = "gaf"
     _params: ClassVar[tuple[Param, ...]] = declared("distribution", "gaf")
+    closed_form_tails: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         SIGMA.check(self.sigma, "GAF")

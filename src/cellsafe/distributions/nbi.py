@@ -57,6 +57,7 @@ class NBI(CountDistribution):
     sigma: float
     name: ClassVar[str] = "nbi"
     _params: ClassVar[tuple[Param, ...]] = declared("distribution", "nbi")
+    closed_form_tails: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         SIGMA.check(self.sigma, "NBI")
@@ -94,6 +95,16 @@ class NBI(CountDistribution):
                 + 0.5 * np.log(big_n / (2.0 * np.pi * n * ks))
             )
             out[pos] = lp
+        return out
+
+    def _logpmf_rows(self, k: np.ndarray, row: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        return self._anchored_rows(k, row, mu, -np.log1p(1.0 / (float(self.sigma) * mu)))  # log p, no cancellation
+
+    def _shared_terms(self, size: int) -> np.ndarray:
+        # P(k + 1)/P(k) = (k + n)/(k + 1) * p with p = sigma mu/(1 + sigma mu): the first factor is shared
+        n = np.longdouble(1.0 / float(self.sigma))
+        out = np.zeros(size, dtype=np.longdouble)
+        np.cumsum(np.log1p((n - 1) / np.arange(1, size, dtype=np.longdouble)), out=out[1:])
         return out
 
     def _cdf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:

@@ -38,9 +38,19 @@ class Poisson(CountDistribution):
 
     name: ClassVar[str] = "poisson"
     _params: ClassVar[tuple[Param, ...]] = declared("distribution", "poisson")
+    closed_form_tails: ClassVar[bool] = True
 
     def _logpmf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return log_poisson(k, mu)
+
+    def _logpmf_rows(self, k: np.ndarray, row: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        return self._anchored_rows(k, row, mu, np.log(mu))
+
+    def _shared_terms(self, size: int) -> np.ndarray:
+        # P(k + 1)/P(k) = mu/(k + 1): -log(k + 1) is shared by every mean
+        out = np.zeros(size, dtype=np.longdouble)
+        np.cumsum(-np.log(np.arange(1, size, dtype=np.longdouble)), out=out[1:])
+        return out
 
     def _cdf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return special.pdtr(k, mu)

@@ -111,6 +111,29 @@ class SaturatedSynthesizer(CellwiseMechanism):
             out = np.where(zero, np.where(k == 0, 1.0 - p, np.where(k == 1, p, 0.0)), out)
         return out
 
+    def transition_pmf_rows(self, k: Any, row: Any, j: Any) -> np.ndarray:
+        """P(released = k_i | original = j[row_i]): many released counts on few original counts.
+
+        Whole rows of the transition matrix, as the a priori metrics sum them; the distribution
+        evaluates them from tables shared by the rows where it can
+        (:meth:`~cellsafe.distributions.CountDistribution.pmf_rows`).  ``k`` and ``j`` are
+        integers >= 0.
+        """
+        j = np.asarray(j, dtype=np.int64)
+        row = np.asarray(row, dtype=np.intp)
+        k = np.asarray(k)
+        out = self.distribution.pmf_rows(k, row, self._mu(j))
+        zero = j == 0
+        if zero.any() and not self.alpha > 0:
+            p = float(self.zeros_to_ones)
+            at = zero[row]
+            out = np.where(at, np.where(k == 0, 1.0 - p, np.where(k == 1, p, 0.0)), out)
+        return out
+
+    def transition_tails_closed_form(self) -> bool:
+        """Whether :meth:`transition_sf` is a closed form (two evaluations price any range of counts)."""
+        return bool(self.distribution.closed_form_tails)
+
     def _transition_sf(self, k: np.ndarray, j: np.ndarray) -> np.ndarray:
         """P(released > k | original = j)."""
         out = np.asarray(self.distribution.sf(k, self._mu(j)), dtype=np.float64)
