@@ -249,11 +249,16 @@ def bernoulli_exp_integer(f: np.ndarray, gen: np.random.Generator) -> np.ndarray
 
 
 # ---------------------------------------------------------------------- rejection loop
+# Proposals per rejection round (see _fill): 2**16 proposals hold about 20 MB of temporaries.
+_ROUND = 1 << 16
+
+
 def _fill(size: int, propose: Callable[[int], tuple[np.ndarray, np.ndarray]], rate: float) -> np.ndarray:
     """``size`` accepted values from rounds of ``propose(n) -> (values, accepted)``, in order.
 
     ``rate`` is a guess of the acceptance rate; later rounds use the rate observed so far.  It
-    only sizes the rounds (the accepted values are the same law whatever the sizes).
+    only sizes the rounds (the accepted values are the same law whatever the sizes); a round
+    proposes at most ``_ROUND`` values, so memory beyond the output is bounded.
     """
     out = np.empty(size, dtype=np.int64)
     filled = proposed = accepted_total = 0
@@ -261,7 +266,9 @@ def _fill(size: int, propose: Callable[[int], tuple[np.ndarray, np.ndarray]], ra
         need = size - filled
         if proposed:
             rate = max(accepted_total / proposed, 1e-3)
-        n = min(int(need / rate * 1.05) + 8, 1000 * need + 8)
+        # at most _ROUND proposals at a time: the temporaries of a round (a few hundred bytes per
+        # proposal in the discrete Gaussian's nested rejections) stay bounded whatever the size
+        n = min(int(need / rate * 1.05) + 8, 1000 * need + 8, _ROUND)
         values, accepted = propose(n)
         proposed += n
         got = values[accepted]
