@@ -50,6 +50,8 @@ __all__ = [
 ]
 
 _FLAT, _COUNT, _KEY = "flat", "count", "key_sum"
+# Variables with at most this many categories are coded by a map literal in the plan, more by a broadcast join.
+_MAP_LITERAL = 1000
 
 
 def _pyspark() -> Any:
@@ -66,7 +68,10 @@ def _pyspark() -> Any:
 def spark_session(master: str = "local[*]", app_name: str = "cellsafe", config: Mapping[str, str] | None = None) -> Any:
     """The active SparkSession, or a new one on ``master`` (``local[*]``, ``spark://host:7077``, ``yarn``...).
 
-    Arrow transfers are switched on; ``config`` adds Spark settings (e.g. executor memory).
+    Arrow transfers are switched on and the web UI off; on a local master shuffles have two
+    partitions per core (Spark's default of 200 tiny tasks per shuffle cost more than the work on
+    a table of cells).  ``config`` adds or overrides Spark settings (e.g. executor memory).  One
+    session serves a whole command: later calls return the active one.
     """
     _pyspark()
     from pyspark.sql import SparkSession
@@ -77,6 +82,11 @@ def spark_session(master: str = "local[*]", app_name: str = "cellsafe", config: 
     builder = SparkSession.builder.master(master).appName(app_name)
     builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
     builder = builder.config("spark.ui.showConsoleProgress", "false")
+    builder = builder.config("spark.ui.enabled", "false")  # the UI's server costs seconds at start-up
+    if master.startswith("local"):
+        cores = _local_cores(master)
+        builder = builder.config("spark.sql.shuffle.partitions", str(2 * cores))
+        builder = builder.config("spark.default.parallelism", str(cores))
     if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         # local workers run this interpreter, which has cellsafe; on a cluster the nodes' Python needs it installed
         os.environ["PYSPARK_PYTHON"] = sys.executable  # read when the SparkContext starts its workers
@@ -91,6 +101,19 @@ def spark_session(master: str = "local[*]", app_name: str = "cellsafe", config: 
         ) from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _local_cores(master: str) -> int:
+    """The cores of a local master: local -> 1, local[4] -> 4, local[*] -> this machine's."""
+    inside = master[len("local"):].strip("[]").split(",")[0]
+    if not inside:
+        return 1
+    if inside == "*":
+        return os.cpu_count() or 1
+    try:
+        return max(1, int(inside))
+    except ValueError:
+        return os.cpu_count() or 1
 
 
 def _spark_of(spark: Any) -> Any:
@@ -329,65 +352,69 @@ def aggregate(
             F.count(F.when(bad_key, 1)).alias("__bad_key"),
         ]
     grouped = df.groupBy(*[F.col(n) for n in names]).agg(*aggs).persist()
-    try:
-        checks = [F.sum(F.when(F.col(n).isNull(), F.col(_COUNT)).otherwise(0)).alias(n) for n in names]
-        checks.append(F.count(F.lit(1)).alias("__groups"))
-        if count is not None:
-            checks.append(F.sum("__bad_count").alias("__bad_count"))
-        if record_key is not None:
-            checks.append(F.sum("__bad_key").alias("__bad_key"))
-        row = grouped.agg(*checks).collect()[0].asDict()
-        if not row["__groups"]:
-            raise DataError(f"{where} has no rows; a table needs at least one record.")
-        for n in names:
-            if row[n]:
-                raise DataError(
-                    f"variable {n!r} has {row[n]} missing value(s) in {where}; recode missing values as a category "
-                    "(for example 'Unknown') or drop those rows."
-                )
-        if count is not None and row["__bad_count"]:
-            example = df.filter(F.col(count).cast("double").isNull() | (F.col(count).cast("double") < 0)
-                                | (F.col(count).cast("double") != F.floor(F.col(count).cast("double")))).first()
+    # one job answers every check and brings the distinct values of every variable to the driver
+    checks = [F.sum(F.when(F.col(n).isNull(), F.col(_COUNT)).otherwise(0)).alias(f"__null_{i}") for i, n in enumerate(names)]
+    checks.append(F.count(F.lit(1)).alias("__groups"))
+    if count is not None:
+        checks.append(F.sum("__bad_count").alias("__bad_count"))
+    if record_key is not None:
+        checks.append(F.sum("__bad_key").alias("__bad_key"))
+    checks += [F.collect_set(n).alias(f"__values_{i}") for i, n in enumerate(names)]
+    row = grouped.agg(*checks).collect()[0].asDict()
+    if not row["__groups"]:
+        raise DataError(f"{where} has no rows; a table needs at least one record.")
+    for i, n in enumerate(names):
+        if row[f"__null_{i}"]:
             raise DataError(
-                f"count column {count!r} of {where} has {row['__bad_count']} value(s) that are not non-negative whole "
-                f"numbers (for example {example[count]!r}); counts must be non-negative whole numbers."
+                f"variable {n!r} has {row[f'__null_{i}']} missing value(s) in {where}; recode missing values as a "
+                "category (for example 'Unknown') or drop those rows."
             )
-        if record_key is not None and row["__bad_key"]:
-            example = df.filter(bad_key).first()[record_key]
-            want = f"integers in 0..{int(n_keys) - 1}" if integer_keys else "uniform numbers in [0, 1)"  # type: ignore[arg-type]
-            raise DataError(
-                f"record key column {record_key!r} of {where} must hold {want}. Got {example!r} "
-                f"({row['__bad_key']} bad key(s)); every record needs a valid key."
-            )
-        out_vars, labels, lookups = [], {}, []
-        distinct = grouped.agg(*[F.collect_set(n).alias(n) for n in names]).collect()[0]  # one job for all
-        for name, given in specs:
-            values = list(distinct[name])
-            frame = pd.DataFrame({name: pd.Series(values)})
-            # the same categories, in the same order, as the local engine: CountTable.from_frame's encoding
-            (var,), codes = encode_cells(frame, [given if given is not None else name])
-            out_vars.append(var)
-            spark_type = df.schema[name].dataType
-            by_code: list[Any] = [None] * var.size
-            for value, code in zip(values, codes.tolist()):
-                by_code[code] = value
-            if given is not None and any(b is None for b in by_code):  # a public domain wider than the data
-                by_code, spark_type = [str(c) for c in var.categories], T.StringType()
-            labels[name] = (by_code, spark_type)
+    if count is not None and row["__bad_count"]:
+        example = df.filter(F.col(count).cast("double").isNull() | (F.col(count).cast("double") < 0)
+                            | (F.col(count).cast("double") != F.floor(F.col(count).cast("double")))).first()
+        raise DataError(
+            f"count column {count!r} of {where} has {row['__bad_count']} value(s) that are not non-negative whole "
+            f"numbers (for example {example[count]!r}); counts must be non-negative whole numbers."
+        )
+    if record_key is not None and row["__bad_key"]:
+        example = df.filter(bad_key).first()[record_key]
+        want = f"integers in 0..{int(n_keys) - 1}" if integer_keys else "uniform numbers in [0, 1)"  # type: ignore[arg-type]
+        raise DataError(
+            f"record key column {record_key!r} of {where} must hold {want}. Got {example!r} "
+            f"({row['__bad_key']} bad key(s)); every record needs a valid key."
+        )
+    out_vars, labels, code_of, lookups = [], {}, [], []
+    for i, (name, given) in enumerate(specs):
+        values = list(row[f"__values_{i}"])
+        frame = pd.DataFrame({name: pd.Series(values)})
+        # the same categories, in the same order, as the local engine: CountTable.from_frame's encoding
+        (var,), codes = encode_cells(frame, [given if given is not None else name])
+        out_vars.append(var)
+        spark_type = df.schema[name].dataType
+        by_code: list[Any] = [None] * var.size
+        for value, code in zip(values, codes.tolist()):
+            by_code[code] = value
+        if given is not None and any(b is None for b in by_code):  # a public domain wider than the data
+            by_code, spark_type = [str(c) for c in var.categories], T.StringType()
+        labels[name] = (by_code, spark_type)
+        if len(values) <= _MAP_LITERAL:  # each value's code as a map literal in the plan: no table, no join
+            pairs = [x for v, c in zip(values, codes.tolist())
+                     for x in (F.lit(v).cast(df.schema[name].dataType), F.lit(int(c)))]
+            code_of.append(F.create_map(*pairs)[F.col(name)])
+        else:  # many categories: a lookup table, broadcast to the executors
             schema = T.StructType([T.StructField(name, df.schema[name].dataType), T.StructField(f"__c_{name}", T.LongType())])
             lookups.append(spark.createDataFrame([(v, int(c)) for v, c in zip(values, codes.tolist())], schema))
-        st = strides([v.size for v in out_vars])
-        cells = grouped
-        for name, lookup in zip(names, lookups):
-            cells = cells.join(F.broadcast(lookup), on=name, how="inner")
-        flat = sum((F.col(f"__c_{n}") * F.lit(int(s)) for n, s in zip(names, st.tolist())), F.lit(0).cast("long"))
-        keep = [flat.cast("long").alias(_FLAT), F.col(_COUNT).cast("long").alias(_COUNT)]
-        if record_key is not None:
-            keep.append(F.col(_KEY))
-        cells = cells.select(*keep).filter(F.col(_COUNT) > 0).persist()
-        cells.count()  # materialize before the grouped records are released
-    finally:
-        grouped.unpersist()
+            code_of.append(F.col(f"__c_{name}"))
+    st = strides([v.size for v in out_vars])
+    groups = grouped
+    for lookup in lookups:
+        groups = groups.join(F.broadcast(lookup), on=lookup.columns[0], how="inner")
+    flat = sum((code.cast("long") * F.lit(int(s)) for code, s in zip(code_of, st.tolist())), F.lit(0).cast("long"))
+    keep = [flat.cast("long").alias(_FLAT), F.col(_COUNT).cast("long").alias(_COUNT)]
+    if record_key is not None:
+        keep.append(F.col(_KEY))
+    # computed from the cached groups when first used: no job here
+    cells = groups.select(*keep).filter(F.col(_COUNT) > 0)
     sz = np.zeros(0, dtype=np.int64)
     if structural_zeros is not None:
         missing = [n for n in names if n not in structural_zeros.columns]
