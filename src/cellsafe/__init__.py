@@ -38,6 +38,7 @@ _NAMES = {
     "DiscreteGaussianNoise": "mechanisms",
     "GeometricNoise": "mechanisms",
     "LogLinearSynthesizer": "mechanisms",
+    "MarginalSynthesizer": "mechanisms",
     "MultinomialDirichletSynthesizer": "mechanisms",
     "PoissonGammaMultinomialSynthesizer": "mechanisms",
     "PoissonGammaSynthesizer": "mechanisms",
@@ -69,6 +70,7 @@ __all__ = [
     # mechanisms
     "SaturatedSynthesizer",
     "LogLinearSynthesizer",
+    "MarginalSynthesizer",
     "MultinomialDirichletSynthesizer",
     "PoissonGammaSynthesizer",
     "PoissonGammaMultinomialSynthesizer",

@@ -56,6 +56,8 @@ EXAMPLES = {
     "poisson-gamma-multinomial": [lambda: cellsafe.PoissonGammaMultinomialSynthesizer(a=2.0, b=0.05)],
     "geometric": [lambda: make_mechanism("geometric:epsilon=0.7")],
     "discrete-gaussian": [lambda: make_mechanism("discrete-gaussian:sigma=1.5")],
+    "mst": [lambda: make_mechanism("mst:epsilon=2"), lambda: cellsafe.MarginalSynthesizer(1.0, relation="add-remove")],
+    "aim": [lambda: cellsafe.MarginalSynthesizer(2.0, selection="aim", rounds=4, max_cells=100)],
 }
 
 

@@ -16,7 +16,9 @@ from ._base import CountDistribution
 from ._factory import distribution_names, make_distribution
 from .integer_noise import DiscreteGaussian, DiscreteLaplace, NoiseOverflowError
 from .conditioned_nb import ConditionedNegativeBinomial, conditioned_nb_log_pmf, sample_conditioned_nb
+from ._exact import bernoulli_exp_fraction, bernoulli_exp_integer, rational_at_most
 
 __all__ = ["CountDistribution", "distribution_names", "Poisson", "NBI", "PIG", "GAF", "make_distribution"]
 __all__ += ["DiscreteLaplace", "DiscreteGaussian", "NoiseOverflowError"]
 __all__ += ["ConditionedNegativeBinomial", "sample_conditioned_nb", "conditioned_nb_log_pmf"]
+__all__ += ["bernoulli_exp_fraction", "bernoulli_exp_integer", "rational_at_most"]
