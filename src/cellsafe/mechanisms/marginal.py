@@ -145,7 +145,7 @@ def _records_table(codes: np.ndarray, names: Sequence[str], categories: Sequence
     return CountTable(variables, idx.astype(INDEX_DTYPE), cnt.astype(np.int64))
 
 
-class MarginalSynthesizer(Mechanism):
+class MarginalSynthesizer(Mechanism[CountTable]):
     """Synthetic records from noisy marginals (MST or AIM), with rho-zCDP on a public domain.
 
     Parameters
@@ -184,6 +184,7 @@ class MarginalSynthesizer(Mechanism):
 
     selection = "mst"
     _params: tuple[Param, ...] = ()
+    _integer_counts = True
 
     def __new__(cls, *args: Any, selection: str | None = None, **kwargs: Any) -> "MarginalSynthesizer":
         if cls is MarginalSynthesizer:
@@ -277,15 +278,14 @@ class MarginalSynthesizer(Mechanism):
             self.rho, self.relation, self.selection, int(source.n_outside),
         )
 
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[CountTable]:
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[CountTable]:
         """``m`` synthetic tables (records counted on the table's cells) from one measurement of ``table``.
 
         Records that fall in a structural zero of ``table`` (an impossible combination, public) are
         drawn again from the model until none does (post-processing: no privacy cost).
         """
-        m = self._check_sample(table, m, integer=True)
         root = as_seed_sequence(rng)
-        rel = self.release(table, m=m, rng=stream(root, 0))
+        rel = self.release(table, m=m, rng=stream(root, 0), progress=progress)
         out = []
         for i in range(m):
             codes = rel.records[i]
