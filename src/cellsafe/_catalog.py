@@ -206,6 +206,10 @@ _BUILT_IN = (
     Entry("mechanism", "poisson-gamma-multinomial",
           "cellsafe.mechanisms.poisson_gamma:PoissonGammaMultinomialSynthesizer", None,
           "Poisson-gamma synthesis, multinomial shortcut"),
+    Entry("mechanism", "mst", "cellsafe.mechanisms.marginal:MSTSynthesizer", None,
+          "MST marginal synthesis (zCDP)"),
+    Entry("mechanism", "aim", "cellsafe.mechanisms.marginal:AIMSynthesizer", None,
+          "AIM marginal synthesis (zCDP)"),
     Entry("mechanism", "geometric", "cellsafe.mechanisms.noise:GeometricNoise", (
         Param("epsilon", low=0.0, low_open=True, scan=(0.01, 10.0), log=True,
               doc="privacy loss per cell: noise P(n) proportional to exp(-epsilon |n| / sensitivity)"),

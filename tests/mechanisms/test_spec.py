@@ -47,6 +47,8 @@ ROUND_TRIP = {
     "poisson-gamma-multinomial": ["poisson-gamma-multinomial:a=2,b=0.05,max_cells=99"],
     "geometric": ["geometric:epsilon=0.7,sensitivity=2"],
     "discrete-gaussian": ["discrete-gaussian:sigma=1.5"],
+    "mst": ["mst:epsilon=0.7", "mst:epsilon=2,delta=1e-06,relation=add-remove,compress=false"],
+    "aim": ["aim:epsilon=1,rounds=20,max_cells=5000,degree=2"],
 }
 
 

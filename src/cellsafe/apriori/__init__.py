@@ -30,6 +30,7 @@ from __future__ import annotations
 
 # The private names are shared with cellsafe.tuning, cellsafe.report and the tests.
 from ._assess import Assessment, assess
+from ._marginal import MarginalAccuracy, marginal_error
 from ._risk import _tau_frame, reverse_transition_table, tau, transition_table
 from ._rows import TAIL_TOL, _row_sums
 from ._sizes import DEFAULT_K, DEFAULT_P, CellSizes, _check_mechanism, cell_sizes
@@ -48,6 +49,8 @@ from ._utility import (
 )
 
 __all__ = [
+    "MarginalAccuracy",
+    "marginal_error",
     "CellSizes",
     "cell_sizes",
     "check_mechanism",

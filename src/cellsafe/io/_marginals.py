@@ -166,7 +166,12 @@ def _grouping_sets(con: Any, columns: Sequence[ColumnCoding], cliques: Sequence[
     sizes = [c.size for c in columns]
     wanted = [tuple(int(a) for a in c) for c in cliques]
     out = [np.zeros([sizes[a] for a in c], dtype=np.int64) for c in wanted]
-    distinct = sorted(set(wanted))
+    distinct = sorted(set(wanted) - {()})
+    if () in wanted:
+        total = con.execute("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM __cells").fetchone()[0]
+        for k, c in enumerate(wanted):
+            if c == ():
+                out[k] = np.array(int(total), dtype=np.int64)
     if not distinct:
         return out
     # GROUPING_ID over the columns used (in order) has the bit of the j-th one set (from the top) when it is not grouped

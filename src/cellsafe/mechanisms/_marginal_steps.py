@@ -76,15 +76,22 @@ class Plan:
 
 
 def _measure(x: np.ndarray, sigma: float, sens2: float, gen: Any) -> tuple[np.ndarray, float, float]:
-    """x plus exact discrete Gaussian noise: (noisy counts, the noise's sigma, rho spent)."""
+    """x plus exact discrete Gaussian noise: (noisy counts, the noise's sigma, rho spent).
+
+    Without a generator (the expected plan of the a priori assessment) the counts come back as
+    they are, with the sigma the noise would have.
+    """
     noise = DiscreteGaussian(sigma)
+    if gen is None:
+        return x.astype(np.float64), math.sqrt(noise.sigma2), sens2 / (2.0 * noise.sigma2)
     y = x.astype(np.float64) + noise.sample(x.size, rng=gen).reshape(x.shape)
     return y, math.sqrt(noise.sigma2), sens2 / (2.0 * noise.sigma2)
 
 
 def _select(qualities: Sequence[float], epsilon: float, sensitivity: float, gen: Any) -> tuple[int, float, float]:
-    """Exponential mechanism: (index, epsilon actually used, rho spent = epsilon^2 / 8)."""
-    idx = exponential_mechanism(np.asarray(qualities, dtype=np.float64), epsilon, sensitivity, gen)
+    """Exponential mechanism: (index, epsilon actually used, rho spent = epsilon^2 / 8); the best without a generator."""
+    q = np.asarray(qualities, dtype=np.float64)
+    idx = int(np.argmax(q)) if gen is None else exponential_mechanism(q, epsilon, sensitivity, gen)
     eps = float(exponential_rate(epsilon)) * 2 * SCORE_STEPS
     return idx, eps, eps * eps / 8.0
 

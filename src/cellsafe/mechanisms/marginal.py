@@ -217,6 +217,17 @@ class MarginalSynthesizer(Mechanism[CountTable]):
     def _run(self, source: MarginalSource, root: Any, progress: bool) -> Any:
         raise NotImplementedError
 
+    def expected_plan(self, data: Any, domain: Domain | None = None, **kwargs: Any) -> Any:
+        """The run without noise: what would be measured at which sigma, and the model fitted to exact marginals.
+
+        Every selection takes the best candidate and every measurement is exact, with the sigma
+        the noise would have; the model is the maximum-entropy model of the chosen structure.  For
+        the a priori assessment (:func:`cellsafe.apriori.marginal_error`), which reads the
+        confidential data: never a release.
+        """
+        source = marginal_source(data, domain, **kwargs)
+        return self._run(source, None, False)
+
     # ------------------------------------------------------------------ releases
     def release(
         self,
@@ -359,7 +370,7 @@ class MSTSynthesizer(MarginalSynthesizer):
 
     def _run(self, source: MarginalSource, root: Any, progress: bool) -> Any:
         sens2, sens_sel = self._sensitivities
-        gens = {k: stream(root, v) for k, v in _PURPOSE.items() if k != "draw"}
+        gens = {k: None if root is None else stream(root, v) for k, v in _PURPOSE.items() if k != "draw"}
         return run_mst(source, self.rho, sens2, sens_sel, gens, compress=bool(self.compress))
 
 
@@ -399,7 +410,7 @@ class AIMSynthesizer(MarginalSynthesizer):
 
     def _run(self, source: MarginalSource, root: Any, progress: bool) -> Any:
         sens2, sens_sel = self._sensitivities
-        gens = {k: stream(root, v) for k, v in _PURPOSE.items() if k != "draw"}
+        gens = {k: None if root is None else stream(root, v) for k, v in _PURPOSE.items() if k != "draw"}
         from .._progress import progress_bar
 
         with progress_bar(100, progress, "AIM rounds", unit="%") as bar:
