@@ -36,6 +36,7 @@ from ..mechanisms import CellKeyMethod, CellwiseMechanism, table_blocks
 from ..published import DEFAULT_MAX_INNER, Publication
 from ..table import CountTable, TableDescription, Variable, encode_cells, strides, unravel
 from ._pairs import PairMetrics, pair_metrics
+from ._spark_marginals import SparkMarginals
 
 __all__ = [
     "SparkTable",
@@ -47,6 +48,7 @@ __all__ = [
     "synthesize",
     "cell_key_publication",
     "compare",
+    "SparkMarginals",
 ]
 
 _FLAT, _COUNT, _KEY = "flat", "count", "key_sum"

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -289,6 +289,15 @@ class MarginalSynthesizer(Mechanism[CountTable]):
             self.rho, self.relation, self.selection, int(source.n_outside),
         )
 
+    def plan(self, data: Any, domain: Domain, *, names: Sequence[str] | None = None, count: str | None = None,
+             outside: str = "error", rows: int | None = None, delta: float | None = None) -> "MarginalPlan":
+        """A release to be charged, then drawn: its privacy loss is known before the data are read.
+
+        The command line reserves :attr:`MarginalPlan.loss` in the ledger, then calls
+        :meth:`MarginalPlan.implicates`, which measures, fits and draws.
+        """
+        return MarginalPlan(self, data, domain, names, count, outside, rows, delta)
+
     def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[CountTable]:
         """``m`` synthetic tables (records counted on the table's cells) from one measurement of ``table``.
 
@@ -304,6 +313,65 @@ class MarginalSynthesizer(Mechanism[CountTable]):
                 codes = _avoid_structural_zeros(codes, table, rel, stream(root, 1, i))
             out.append(_on_table(codes, table))
         return out
+
+
+class MarginalPlan:
+    """One marginal release, planned: its loss now, its records when :meth:`implicates` runs.
+
+    Attributes
+    ----------
+    synthesizer : MarginalSynthesizer
+    loss : PrivacyLoss
+        rho-zCDP under the synthesizer's relation, with the (epsilon, delta) it implies at ``delta``
+        (the synthesizer's delta by default); the same for any number of implicates.
+    notices : list of str
+        Lines for the data holder (records left out of the domain), filled by :meth:`implicates`.
+    description : dict
+        The public description (mechanism, parameters, budget, every step's rho once run).
+    """
+
+    def __init__(self, synth: "MarginalSynthesizer", data: Any, domain: Domain, names: Sequence[str] | None,
+                 count: str | None, outside: str, rows: int | None, delta: float | None) -> None:
+        self.synthesizer = synth
+        self._args = (data, domain, names, count, outside, rows)
+        self.delta = synth.delta if delta is None else float(delta)
+        self.notices: list[str] = []
+        self.release: MarginalRelease | None = None
+        dom = domain.select(list(names)) if names is not None else domain
+        self._domain_sha = dom.sha256
+
+    @property
+    def loss(self) -> Any:
+        return self.synthesizer.privacy_loss(self.synthesizer.relation, delta=self.delta)
+
+    @property
+    def description(self) -> dict[str, Any]:
+        s = self.synthesizer
+        out: dict[str, Any] = {"mechanism": s.selection, "parameters": {k: v for k, v in s.get_params().items()},
+                               "relation": s.relation, "rho": s.rho, "delta": self.delta,
+                               "epsilon": float(self.loss.epsilon), "domain_sha256": self._domain_sha}
+        if self.release is not None:
+            d = self.release.to_dict()
+            out.update({"rho_spent": d["rho_spent"], "records": d["records"], "steps": d["steps"],
+                        "model_cliques": d["model_cliques"]})
+        return out
+
+    def implicates(self, m: int, rng: RNGLike, progress: bool = False) -> Iterator[Any]:
+        """Measure, fit, then yield ``m`` frames of synthetic records (the implicates cost nothing more)."""
+        data, domain, names, count, outside, rows = self._args
+        rel = self.synthesizer.release(data, domain, names=names, count=count, outside=outside, m=m, rows=rows,
+                                       rng=rng, progress=progress)
+        self.release = rel
+        if rel.n_outside:
+            self.notices.append(f"{rel.n_outside:,} record(s) outside the domain were left out (--outside drop); "
+                                "this number is not released.")
+        for i in range(m):
+            yield rel.to_frame(i)
+
+    def summary(self) -> str:
+        s = self.synthesizer
+        return (f"{s.selection}: rho {s.rho:.6g} ({s.relation}), epsilon {float(self.loss.epsilon):.4g} at delta "
+                f"{self.delta:g}")
 
 
 def _flat(codes: np.ndarray, shape: Sequence[int]) -> np.ndarray:
