@@ -17,6 +17,9 @@ Tools (``--tools``, default all; a missing peer is skipped with a message):
 - ``cellsafe`` -- ``CellSuppression(rules=['freq<=T'])`` (Gaussian elimination, the library's defaults), in the call
   and whole process (``cellsafe publish --method suppress``);
 - ``cellsafe-optimal`` -- the same with ``secondary='optimal'`` (skipped where the library has no such method);
+- ``optimal-ta`` -- cellsafe's optimal method (``mechanisms._optimal.optimal_secondary``) given tau-Argus's targets
+  for FREQ(T+1, 100) instead of its own (upper bound value + min(value, T), lower bound 0, empty cells never
+  withheld, cost the values): the same problem OPT solves, to compare the two solvers' secondary values;
 - ``gauss`` -- GaussSuppression's ``SuppressSmallCounts(maxN = T)`` with its defaults (zeros protected, every
   combination an inner cell, singletons ``anySum``), from the private R library ``$PEERS_R_LIBS``
   (default /work/peers/Rlib);
@@ -57,7 +60,7 @@ from suppression_attacker import attack  # noqa: E402
 
 R_LIBS = os.environ.get("PEERS_R_LIBS", "/work/peers/Rlib")
 TAU_PYTHON = os.environ.get("PYTAUARGUS_PYTHON", "/work/peers/tauargus/bin/python")
-TOOLS = ("cellsafe", "cellsafe-optimal", "gauss", "opt", "mod")
+TOOLS = ("cellsafe", "cellsafe-optimal", "optimal-ta", "gauss", "opt", "mod")
 HIER_NAMES = ("district", "sex", "age")
 REGIONS = tuple(f"R{r}" for r in range(1, 6))
 DISTRICTS = tuple(f"{r}D{d}" for r in REGIONS for d in range(1, 7))
@@ -77,16 +80,27 @@ c0, w0 = time.process_time(), time.perf_counter()
 table = cellsafe.CountTable.from_frame(d, names, "n")
 if kind == "hier":
     h = cellsafe.Hierarchy.read_hrc(hrc, level_names=["region"])
-    pub = Publication.from_formula(table, "district*sex*age", hierarchies={"district": h})
+    # optimal-ta lists every cell, empty ones included, as tau-Argus does
+    pub = Publication.from_formula(table, "district*sex*age", hierarchies={"district": h}, zeros=secondary == "optimal-ta")
 else:
     pub = "(geo+sex+age+edu+occ+cob)^2"
-kw = {} if secondary == "gauss" else {"secondary": secondary, "time_limit": float(limit)}
+kw = {"secondary": secondary, "time_limit": float(limit)} if secondary == "optimal" else {}
 [res] = CellSuppression(pub, rules=[f"freq<={T}"], **kw).sample(table)
-cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+note = getattr(res, "note", "") or ""
 f = res.to_frame()
 f["withheld"] = f["suppression"] != ""
+if secondary == "optimal-ta":  # tau-Argus's targets for FREQ(T+1,100): upper value + min(value, T), lower 0
+    import numpy as np
+    from cellsafe.mechanisms._optimal import optimal_secondary
+    z = res.original.astype(float)
+    prim = (z >= 1) & (z <= int(T))
+    r = optimal_secondary(res.publication.X, z, prim, np.where(prim, z + np.minimum(z, int(T)), np.nan),
+                          np.where(prim, z - np.minimum(z, int(T)), np.nan), np.full(z.size, np.nan),
+                          start=f["withheld"].to_numpy(), cost="value", forced=(z == 0) & ~prim, time_limit=float(limit))
+    f["withheld"] = r.suppressed
+    note = r.note
+cpu, wall = time.process_time() - c0, time.perf_counter() - w0
 f.drop(columns=[c for c in f.columns if c not in names + ["withheld", "count"]]).to_csv(out, index=False)
-note = getattr(res, "note", "") or ""
 sys.stderr.write(f"RESULT {cpu:.3f} {wall:.3f} {cellsafe.__version__} {note!r}\\n")
 """
 
@@ -275,17 +289,17 @@ def _key(frame: pd.DataFrame, names: list[str]) -> pd.Index:
 
 # ---------------------------------------------------------------------------------------------- running
 def _result(stderr: str) -> list[str] | None:
-    lines = [ln.split(maxsplit=3)[1:] for ln in stderr.splitlines() if ln.startswith("RESULT ")]
+    lines = [ln.split(maxsplit=4)[1:] for ln in stderr.splitlines() if ln.startswith("RESULT ")]
     return lines[-1] if lines else None
 
 
 def run_tool(tool: str, w: Workload, timeout: float, limit: float) -> dict:
     out = w.folder / f"{tool}.csv"
     T = str(w.threshold)
-    if tool in ("cellsafe", "cellsafe-optimal"):
+    if tool in ("cellsafe", "cellsafe-optimal", "optimal-ta"):
         script = w.folder / "cellsafe_run.py"
         script.write_text(CELLSAFE_SCRIPT)
-        secondary = "gauss" if tool == "cellsafe" else "optimal"
+        secondary = {"cellsafe": "gauss", "cellsafe-optimal": "optimal", "optimal-ta": "optimal-ta"}[tool]
         argv = [sys.executable, script, w.kind, w.table_csv, w.hrc, T, secondary, out, str(limit)]
     elif tool == "gauss":
         if shutil.which("Rscript") is None or not (Path(R_LIBS) / "GaussSuppression").is_dir():

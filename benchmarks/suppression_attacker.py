@@ -73,6 +73,10 @@ class _Model:
         hi = np.where(shown[rows], released[rows], _INF)
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
+        # primal simplex from the last basis, no presolve (it would drop the basis): a new objective then takes a
+        # few iterations instead of thousands (0.01 s against 1-2 s per program on 2,678 inner cells)
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("simplex_strategy", 4)
         inf = h.getInfinity()
         h.addCols(n_inner, np.zeros(n_inner), np.zeros(n_inner), np.full(n_inner, inf), 0, np.zeros(n_inner + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         A = X[:, rows].T.tocsr()
@@ -98,15 +102,6 @@ class _Model:
             return sense * h.getInfo().objective_function_value
         if status in ("Unbounded", "Primal unbounded"):
             return _INF
-        if status == "Unbounded or infeasible":
-            h.setOptionValue("presolve", "off")
-            h.run()
-            h.setOptionValue("presolve", "choose")
-            status = h.modelStatusToString(h.getModelStatus())
-            if status == "Optimal":
-                return sense * h.getInfo().objective_function_value
-            if status in ("Unbounded", "Primal unbounded"):
-                return _INF
         raise RuntimeError(f"the attacker's linear program ended with status {status!r}: is the release additive?")
 
     def interval(self, col: np.ndarray) -> tuple[float, float]:

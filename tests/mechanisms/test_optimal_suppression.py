@@ -22,9 +22,13 @@ pytest.importorskip("highspy")
 
 
 def _upper(X: sp.csc_matrix, z: np.ndarray, withheld: np.ndarray, p: int) -> float:
-    """The attacker's largest value of cell p: max x_p^T y over y >= 0 with the published cells' equations."""
+    """The attacker's largest value of cell p: max x_p^T y over y >= 0 with the published cells' equations (and, where
+    no cell is empty, each withheld cell at least 1: the listing of a table without empty cells says so)."""
     shown = np.flatnonzero(~withheld)
-    res = linprog(-X[:, p].toarray().ravel(), A_eq=X[:, shown].T.toarray(), b_eq=z[shown], bounds=(0, None), method="highs")
+    hid = np.flatnonzero(withheld)
+    ub = dict(A_ub=-X[:, hid].T.toarray(), b_ub=-np.ones(hid.size)) if np.all(z > 0) else {}
+    res = linprog(-X[:, p].toarray().ravel(), A_eq=X[:, shown].T.toarray(), b_eq=z[shown], bounds=(0, None),
+                  method="highs", **ub)
     return np.inf if res.status == 3 else -res.fun
 
 

@@ -334,7 +334,8 @@ class CellSuppression(Mechanism):
             hidden=cell_mask(pub, self.hidden, "hidden"),
             progress=progress,
         )
-        status, note = self._optimal(pub, original, status, listed_lower=0.0)
+        # a publication of the table's non-empty cells lists no empty cell: each listed count is then at least 1
+        status, note = self._optimal(pub, original, status, listed_lower=1.0 if np.all(original > 0) else 0.0)
         return [self._result(pub, original, status, "count", note) for _ in range(m)]
 
     def suppress_magnitude(
@@ -416,9 +417,12 @@ class CellSuppression(Mechanism):
         freq = values if counts is None else counts
         _, required = primary_cells(self.rules_, freq, values if top is not None else None, top, bool(self.protect_zeros))
         upper, lower, width = optimal_targets(self.rules_, values, primary, required)
+        forced = cell_mask(pub, self.forced, "forced")
+        if not self.secondary_zeros:  # empty cells are never secondary suppressions, as for the Gaussian method
+            forced |= (np.asarray(values) == 0) & ~primary
         res = optimal_secondary(
             pub.X, values, primary, upper, lower, width, start=status != "", cost=self.cost,
-            forced=cell_mask(pub, self.forced, "forced"), hidden=cell_mask(pub, self.hidden, "hidden"),
+            forced=forced, hidden=cell_mask(pub, self.hidden, "hidden"),
             listed_lower=listed_lower, time_limit=float(self.time_limit),
         )
         self.optimal_ = res
