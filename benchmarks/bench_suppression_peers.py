@@ -130,7 +130,7 @@ cat(sprintf("RESULT %.3f %.3f GaussSuppression-%s/SSBtools-%s/R-%s\\n", dt[["use
 """
 
 TAU_SCRIPT = """
-import sys, time, tempfile
+import os, sys, time, tempfile
 import pandas as pd
 import pytauargus
 from pytauargus import protect
@@ -140,9 +140,11 @@ t["n"] = t["n"].astype(int)
 rec = t.loc[t.index.repeat(t["n"]), ["district", "sex", "age"]].reset_index(drop=True)
 rec["one"] = 1.0
 spec = f"OPT(1,{int(float(limit))})" if method == "opt" else "MOD(1)"
+work = tempfile.mkdtemp(prefix="tau_")
+os.chdir(work)  # the engine writes its logs into the working folder
 c0, w0 = time.process_time(), time.perf_counter()
 res = protect(rec, ["district", "sex", "age"], response="one", safety_rules=f"FREQ({int(T) + 1},100)", suppress=spec,
-              hrc={"district": hrc}, hierleadstring="@", workdir=tempfile.mkdtemp(prefix="tau_"))
+              hrc={"district": hrc}, hierleadstring="@", workdir=work)
 df = res.tables[0].dataframe()
 cpu, wall = time.process_time() - c0, time.perf_counter() - w0
 df["withheld"] = df["status"].isin(["U", "M"])
