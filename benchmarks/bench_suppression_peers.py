@@ -4,8 +4,9 @@ listing's lower bounds; it imports nothing from cellsafe).
 
 Workloads (``--workload KIND:N``, repeatable; default all five):
 
-- ``hier:N`` -- N records over 30 districts in 5 regions (6 each) x sex x 10 age groups (district weights gamma(0.8),
-  age weights gamma(2), seed 22), published with every level: (Total + 5 regions + 30 districts) x (Total + 2) x
+- ``hier:N`` -- N records over 30 districts in 5 regions (6 each) x sex x 10 age groups (district weights spread
+  evenly on a log scale over three orders of magnitude, age weights over one, seed 22: 142, 106 and 8 inner cells of
+  1..3 at 2e4, 1e5 and 1e6 records), published with every level: (Total + 5 regions + 30 districts) x (Total + 2) x
   (Total + 10) = 1,188 cells, rule freq<=3.  The attacker's inner cells are all 600 combinations (what the file
   leaves possible).
 - ``cube:N`` -- ``bench_suppression.py``'s table (6 variables of 30 x 2 x 15 x 8 x 10 x 10 categories, all 2-way
@@ -222,7 +223,9 @@ class Workload:
 def hier_table(n: int) -> pd.DataFrame:
     """The inner frequency table of the hierarchical workload (non-empty cells, with each district's region)."""
     rng = np.random.default_rng(22)
-    wd, wa = rng.gamma(0.8, 1.0, len(DISTRICTS)), rng.gamma(2.0, 1.0, len(AGES))
+    wd, wa = 10 ** np.linspace(0, -3, len(DISTRICTS)), 10 ** np.linspace(0, -1, len(AGES))
+    rng.shuffle(wd)
+    rng.shuffle(wa)
     d = rng.choice(len(DISTRICTS), n, p=wd / wd.sum())
     a = rng.choice(len(AGES), n, p=wa / wa.sum())
     s = rng.choice(2, n)
