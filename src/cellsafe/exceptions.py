@@ -15,6 +15,7 @@ __all__ = [
     "ConvergenceError",
     "BudgetExceededError",
     "OutputBusyError",
+    "WorkTooLongError",
     "CellsafeWarning",
     "ConvergenceWarning",
 ]
@@ -34,6 +35,10 @@ class DataError(CellsafeError, ValueError):
 
 class OutputBusyError(DataError):
     """Another run is writing the same output: refused at once, never waited for."""
+
+
+class WorkTooLongError(CellsafeError):
+    """A run's work is estimated beyond the limit its caller set (the command line: ten minutes unless --allow-long)."""
 
 
 class TableTooLargeError(CellsafeError, MemoryError):

@@ -82,6 +82,15 @@ def _files(d: Path) -> None:
     w("firms.csv", "nace,firm,turnover\nA,1,0.1\nA,2,0.2\nA,3,6148191.54\nB,4,0.7\nB,5,0.1\nB,6,0.3\nB,7,12.02\n")
 
 
+def _codes(d: Path) -> None:
+    """10^5 records of a column with 10^4 categories (each 10 times) and two predictors."""
+    rows = "".join(f"{'FM'[i % 2]},{i % 7},C{i % 10_000:05d}\n" for i in range(100_000))
+    (d / "codes.csv").write_text("sex,area,code\n" + rows)
+
+
+_LARGE = {"codes.csv": _codes}
+
+
 SUP = "publish {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --method suppress --rule freq<=2 --quiet"
 
 
@@ -98,6 +107,7 @@ class Case:
     not_printed: tuple[str, ...] = ()  # text that must not appear in what the run prints
     lacks: tuple[tuple[str, str], ...] = ()  # (file, text): text that must not appear in a written file
     fault: str | None = None  # "disk-full": every write fails with ENOSPC
+    files: tuple[str, ...] = ()  # larger inputs made for this case only (see _LARGE)
 
 
 CASES = [
@@ -147,6 +157,17 @@ CASES = [
          2, "must be an .html file"),
     Case("utility-plot-gif", "utility {d}/people.csv {d}/freq.csv --variables sex,age --model sex+age --plot {d}/u.gif",
          2, "must end in .png, .pdf or .svg"),
+    # --- bounded work: said before it starts, refused past ten minutes unless --allow-long (26 item 4) ---------------
+    Case("frontier-grid-million", "frontier {d}/freq.csv --variables sex,age --count count --grid 1000000 --quiet --output {d}/f.csv",
+         2, "a frontier of 1,000,000 settings: about", absent=("f.csv",)),
+    Case("frontier-grid-million-says-the-fix", "frontier {d}/freq.csv --variables sex,age --count count --grid 1000000 --quiet --output {d}/f.csv",
+         2, "use a smaller grid (--grid N), or allow a long run (--allow-long"),
+    Case("frontier-allow-long-small", "frontier {d}/freq.csv --variables sex,age --count count --grid 8 --allow-long --quiet --output {d}/f.csv",
+         0, "", exist=("f.csv",)),
+    Case("multinomial-ten-thousand-categories", "synthesize-microdata {d}/codes.csv --visit-sequence sex,area,code --method-for code=multinomial --seed 1 --quiet --output {d}/mn",
+         2, "column 'code' by multinomial: 10,000 categories", absent=("mn",), files=("codes.csv",)),
+    Case("multinomial-ten-thousand-categories-fix", "synthesize-microdata {d}/codes.csv --visit-sequence sex,area,code --method-for code=multinomial --seed 1 --quiet --output {d}/mn",
+         2, "synthesize it by cart or sample (--method-for code=cart)", absent=("mn",), files=("codes.csv",)),
     # --- a full disk: one line, nothing left (26: publish, synthesize, the budget log gave tracebacks) ----------------
     Case("disk-full-publish", "publish {d}/people.csv --variables sex,age --formula sex*age --method scr --seed 1 --quiet --output {d}/p.csv",
          2, "No space left on device while writing", absent=("p.csv", "p.csv.manifest.json"), fault="disk-full"),
@@ -244,6 +265,8 @@ def _disk_full(monkeypatch) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_hostile_case(tmp_path, capsys, monkeypatch, case):
     _files(tmp_path)
+    for name in case.files:
+        _LARGE[name](tmp_path)
     if case.setup:
         assert _run(case.setup, tmp_path, capsys)[0] == 0
     before = _digests(tmp_path)

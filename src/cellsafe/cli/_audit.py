@@ -6,7 +6,7 @@ import argparse
 
 
 from ..exceptions import InvalidArgumentError
-from ._common import EXAMPLES_FORMATTER, add_input_options, add_output_options, load_table, outputs_from_args, parse_list, print_json
+from ._common import add_allow_long_option, EXAMPLES_FORMATTER, add_input_options, add_output_options, load_table, outputs_from_args, parse_list, print_json
 from ._publish import hierarchies_from_args
 
 _EXAMPLES = """\
@@ -53,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="primary rule whose protection the sensitive cells need: 'p%%=15', 'nk(1,85)', 'freq<=2' (repeatable)")
     p.add_argument("--output", metavar="FILE", help="write the intervals (.csv, .parquet or .json) and its manifest")
     add_output_options(p)
+    add_allow_long_option(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 

@@ -41,6 +41,7 @@ __all__ = [
     "note",
     "progress_from_args",
     "add_quiet_option",
+    "add_allow_long_option",
 ]
 
 EXAMPLES_FORMATTER = argparse.RawDescriptionHelpFormatter
@@ -132,6 +133,15 @@ def resolve_count(path: str, variables: list[str], count: str | None, what: str 
 def add_quiet_option(p: argparse.ArgumentParser, *, summary: bool = True) -> None:
     """--quiet: no progress bar (and no summary line where the command prints one)."""
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary" if summary else "no progress bar")
+
+
+def add_allow_long_option(p: argparse.ArgumentParser) -> None:
+    """--allow-long: run work estimated beyond ten minutes (refused by default, saying how long and how to shrink it)."""
+    p.add_argument(
+        "--allow-long", action="store_true",
+        help="run even when the work is estimated beyond ten minutes (without it such a run is refused at once, "
+        "with the estimate and how to make it smaller; past a minute a note says how long)",
+    )
 
 
 def progress_from_args(args: argparse.Namespace) -> bool:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ._common import (
+    add_allow_long_option,
     EXAMPLES_FORMATTER,
     add_quiet_option,
     add_table_input,
@@ -73,6 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ._common import add_output_options
 
     add_output_options(p, csv=False)
+    add_allow_long_option(p)
     add_quiet_option(p)
     p.set_defaults(func=run)
 

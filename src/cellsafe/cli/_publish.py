@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the computing modules load when a command runs, never for -
     from ..mechanisms import CellKeyMethod
     from ..table import CountTable, Hierarchy
 from ._common import (
+    add_allow_long_option,
     EXAMPLES_FORMATTER,
     add_input_options,
     add_output_options,
@@ -117,6 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv, .parquet or .json)")
     add_output_options(p)
+    add_allow_long_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary line")
     add_engine_options(p)
     p.set_defaults(func=run)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError
 from ._common import (
+    add_allow_long_option,
     EXAMPLES_FORMATTER,
     add_output_options,
     add_seed_option,
@@ -115,6 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", required=True, metavar="DIR|FILE", help="folder, or FILE.csv / FILE.parquet as a name template")
     p.add_argument("--format", choices=("csv", "parquet"), default=None, help="file format in an output folder (default csv)")
     add_output_options(p)
+    add_allow_long_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.set_defaults(func=run)
 

@@ -96,6 +96,14 @@ def _named_command(argv: Sequence[str]) -> str | None:
 EXTRAS = {"matplotlib": "plot", "sklearn": "ml", "polars": "polars", "pyspark": "spark"}
 
 
+LONG_RUN_SECONDS = 600.0
+"""Work estimated beyond this is refused unless --allow-long (commands whose work can grow without bound)."""
+
+
+def _note(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_named_command(argv))
@@ -105,6 +113,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args.argv = argv  # recorded in the manifests of the outputs
     try:
+        if hasattr(args, "allow_long"):  # a command with work that can grow: said before, refused past ten minutes
+            from .._work import work_limit
+
+            with work_limit(None if args.allow_long else LONG_RUN_SECONDS, announce=_note):
+                return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except CellsafeError as exc:
         print(f"cellsafe {args.command}: error: {exc}", file=sys.stderr)

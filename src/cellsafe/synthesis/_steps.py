@@ -186,6 +186,12 @@ def fit_step(
     design = DESIGN[method]
     x = _matrix(design, columns, arrays, preds, n)[rows]
     low, high = (col.low, col.high) if (bounded and col.kind == "numeric") else (-np.inf, np.inf)
+    if method in ("multinomial", "polr") and col.kind == "categorical":  # fits whose work grows with the categories
+        from .._work import check, multinomial_work
+
+        seconds, memory = multinomial_work(int(rows.sum()), col.n_codes, x.shape[1])
+        check(f"column {name!r} by {method}: {col.n_codes:,} categories x {x.shape[1]:,} design columns over "
+              f"{int(rows.sum()):,} records", seconds, f"synthesize it by cart or sample (--method-for {name}=cart)", memory)
     try:
         if col.kind == "numeric":
             model = _fit_number(method, y, x, col, columns, preds, low, high, min_leaf, smoothing, donors)

@@ -9,6 +9,7 @@ saturated synthesis, the cell key method and geometric noise on one yardstick.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -255,8 +256,12 @@ def frontier(
     rows = []
     mse = util_m.kind == "mse_utility"
     grid = list(grid)
+    from .._work import projected
+
+    started = time.perf_counter()
     with progress_bar(len(grid), progress, "frontier", unit="setting") as bar:
-        for point in grid:
+        for done, point in enumerate(grid):
+            projected(f"a frontier of {len(grid):,} settings", done, len(grid), started, "use a smaller grid (--grid N)")
             mech = _mechanism(point)
             params = {k: float(v) for k, v in mech.flat_params().items() if _numeric(v)}
             name = mechanism_family(mech)
