@@ -98,6 +98,14 @@ class _Model:
         h.run()
         self.n_lp += 1
         status = h.modelStatusToString(h.getModelStatus())
+        if status not in ("Optimal", "Unbounded", "Primal unbounded"):  # a stalled warm start: solve afresh
+            h.clearSolver()
+            h.setOptionValue("presolve", "on")
+            h.setOptionValue("simplex_strategy", 1)
+            h.run()
+            h.setOptionValue("presolve", "off")
+            h.setOptionValue("simplex_strategy", 4)
+            status = h.modelStatusToString(h.getModelStatus())
         if status == "Optimal":
             return sense * h.getInfo().objective_function_value
         if status in ("Unbounded", "Primal unbounded"):

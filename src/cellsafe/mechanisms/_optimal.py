@@ -136,6 +136,14 @@ class _Attacker:
         h.run()
         self.n_lp += 1
         status = h.modelStatusToString(h.getModelStatus())
+        if status != "Optimal":  # rarely, primal simplex from the last basis stalls: solve afresh, presolved
+            h.clearSolver()
+            h.setOptionValue("presolve", "on")
+            h.setOptionValue("simplex_strategy", 1)
+            h.run()
+            h.setOptionValue("presolve", "off")
+            h.setOptionValue("simplex_strategy", 4)
+            status = h.modelStatusToString(h.getModelStatus())
         if status != "Optimal":
             raise RuntimeError(f"the attacker's program of published cell {p} ended with status {status!r}")
         pi = np.asarray(h.getSolution().row_dual, dtype=np.float64)
