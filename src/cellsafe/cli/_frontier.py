@@ -142,4 +142,6 @@ def _run(args: argparse.Namespace, outputs, out_path: Path, plot_path: Path | No
         f"{len(result.points)} settings, {len(eff)} on the frontier (risk {result.risk}, utility {result.utility}); "
         f"wrote {args.output}" + (f" and {args.plot}" if args.plot else "")
     )
+    for spec, why in zip(result.undefined["spec"], result.undefined["undefined"]):
+        print(f"  {spec}: {why} (in the output with an empty risk; drawn in the plot's margin)")
     return 0

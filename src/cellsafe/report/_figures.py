@@ -157,6 +157,8 @@ def plot_frontier(
 
     Notes
     -----
+    A setting whose risk is undefined (the cell key method with js >= 1 has no tau4(1)) is drawn
+    as a hollow diamond in the right margin at its utility, labelled "risk undefined".
     003 Figure 6 plots 1 - tau4(1) against utility; 000 Figure 7 plots tau4(1) against
     1 - invlogit(MSE), a scale that cannot exceed 0.5 and flattens every low-noise setting near
     it.  Here the MSE utility is drawn on its natural scale, the expected squared error per cell,
@@ -211,12 +213,27 @@ def plot_frontier(
             ax.set_ylabel("expected Hellinger utility (higher is better)")
         one = len(classes) == 1
         ok = np.isfinite(x) & np.isfinite(y)
+        _margin_points(ax, pts, x, y, one)
         shown = [i for i in shown if ok[i]]
         _place_labels(ax, x[shown], y[shown], [_point_label(pts.at[i, "spec"], one) for i in shown], x[ok], y[ok])
         mechs = ", ".join(map(str, classes))
         ax.set_title(wrap(title or f"Risk-utility frontier{_of(data_name)}: {mechs}", 7.0))
         ax.legend(loc="best")
     return _finish(fig, path)
+
+
+def _margin_points(ax: Any, pts: Any, x: np.ndarray, y: np.ndarray, one: bool) -> None:
+    """Settings whose risk is undefined but whose utility is known: a hollow marker in the right margin at their
+    utility, labelled, so that no setting is dropped from the figure without a word."""
+    lost = np.flatnonzero(~np.isfinite(x) & np.isfinite(y))
+    if not lost.size:
+        return
+    where = ax.get_yaxis_transform()  # x in axes coordinates, y in data coordinates
+    ax.scatter(np.full(lost.size, 1.03), y[lost], transform=where, clip_on=False, marker="D", s=36,
+               facecolor="white", edgecolor="black", linewidth=1.0, zorder=5, label="risk undefined (margin)")
+    for i in lost:
+        ax.annotate(_point_label(pts.at[i, "spec"], one) + ": risk undefined", (1.05, y[i]), xycoords=where,
+                    fontsize=7, va="center", ha="left", annotation_clip=False)
 
 
 # ---------------------------------------------------------------------- tau4 curves

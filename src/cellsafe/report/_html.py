@@ -190,8 +190,10 @@ def draw_figures(report: Any) -> dict[str, list[tuple[str, str]]]:
 
 
 # ---------------------------------------------------------------------- sections
-def _verdict(passed: Any) -> str:
+def _verdict(passed: Any, judged: bool = False) -> str:
     if passed is None:
+        if judged:
+            return "<span class='verdict none'>? UNDECIDED</span>"
         return "<span class='verdict none'>&ndash; no target</span>"
     return "<span class='verdict pass'>&#10003; PASS</span>" if passed else "<span class='verdict fail'>&#10007; FAIL</span>"
 
@@ -202,10 +204,12 @@ def _summary(r: Any) -> str:
     rows = []
     for v in s["verdicts"]:
         detail = "; ".join(
-            f"{_e(c['target'])} ({_e(c['basis'])}: {_num(c['value'])}) {'met' if c['met'] else 'not met' if c['met'] is False else 'not computed'}"
+            f"{_e(c['target'])} ({_e(c['basis'])}: "
+            + (f"{_num(c['value'])}) {'met' if c['met'] else 'not met'}" if c["met"] is not None
+               else f"undefined) {_e(c.get('undefined', 'not computed'))}")
             for c in v["checks"]
         ) or "no targets"
-        rows.append([f"<code>{_e(v['spec'])}</code>", _verdict(v["passed"]), detail])
+        rows.append([f"<code>{_e(v['spec'])}</code>", _verdict(v["passed"], bool(v["checks"])), detail])
     return (
         f"<p>Data: <strong>{_e(r.name)}</strong>. {s['n_candidates']} candidate mechanism(s) assessed a priori, "
         f"{s['n_releases']} release(s) measured. Targets: {targets}.</p>"
@@ -330,12 +334,22 @@ def _frontier(r: Any, figs: list[tuple[str, str]]) -> str:
     f = r.sections.get("frontier")
     if not f or not figs:
         return "<p>No frontier was drawn (no mechanism, or switched off).</p>"
-    rows = [[f"<code>{_e(p['spec'])}</code>", _num(p["risk"]), _num(p["mse_per_cell"]),
-             "yes" if p["efficient"] else "no", "chosen" if p["chosen"] else ""] for p in f["points"]]
+    rows = [[f"<code>{_e(p['spec'])}</code>",
+             _num(p["risk"]) if not p.get("undefined") else "undefined: " + _e(p["undefined"]),
+             _num(p["mse_per_cell"]), "yes" if p["efficient"] else ("no" if not p.get("undefined") else "cannot say"),
+             "chosen" if p["chosen"] else ""] for p in f["points"]]
+    lost = [p for p in f["points"] if p.get("undefined")]
+    missing = (
+        "<p>" + str(len(lost)) + " setting(s) have no " + _e(f["risk"]) + ": "
+        + "; ".join(f"<code>{_e(p['spec'])}</code> ({_e(p['undefined'])})" for p in lost)
+        + ". They are drawn in the right margin at their utility, and listed below as undefined.</p>"
+        if lost else ""
+    )
     return (
         "<p>Each candidate and settings around it (its main parameter scaled by 0.1 to 10), a priori "
         "(<code>cellsafe.tuning.frontier</code>): risk " + _g("tau4", _e(f["risk"])) + " against the expected "
         "squared error per cell. The non-dominated settings are joined; rings mark the chosen ones.</p>"
+        + missing
         + _figure(figs[0][1], _e(figs[0][0]),
                   _table(["setting", f"risk {_e(f['risk'])}", "squared error per cell", "non-dominated", ""], rows,
                          "The plotted numbers", scroll=True))

@@ -302,7 +302,7 @@ class Report:
         f = frontier(self._cs, grid, risk="tau4(1)", utility="mse")
         pts = f.points.copy()
         pts["chosen"] = pts["spec"].isin(specs)
-        cols = ["spec", "risk", "mse_per_cell", "efficient", "chosen"]
+        cols = ["spec", "risk", "mse_per_cell", "efficient", "chosen", "undefined"]
         self.sections["frontier"] = {
             "risk": f.risk,
             "utility": "expected squared error per cell (lower is better)",
@@ -418,13 +418,18 @@ class Report:
             checks = []
             for req in self.requirements:
                 value = req.value_in(entry["a_priori"])
-                checks.append({"target": req.text, "basis": "a priori", "value": value, "met": req.check(value)})
+                check = {"target": req.text, "basis": "a priori", "value": value, "met": req.check(value)}
+                if check["met"] is None:  # said, never dropped: why the metric has no value for this mechanism
+                    check["undefined"] = self._undefined(req, entry["spec"], value)
+                checks.append(check)
                 for rel in entry["releases"]:
                     if rel in empirical:
                         ev = req.value_in(empirical[rel]["empirical"])
                         checks.append({"target": req.text, "basis": f"empirical ({rel})", "value": ev,
                                        "met": req.check(ev)})
-            passed = all(c["met"] is True for c in checks) if checks else None
+            # a failed target fails; an undefined one leaves the verdict open (None, with the reason), never a pass
+            met = [c["met"] for c in checks]
+            passed = None if not checks else False if False in met else None if None in met else True
             verdicts.append({"spec": entry["spec"], "passed": passed, "checks": checks})
         self.sections["summary"] = {
             "name": self.name,
@@ -434,6 +439,18 @@ class Report:
             "n_releases": len(self.releases),
             "n_published": len(self.sections["published"]),
         }
+
+    def _undefined(self, req: Requirement, spec: str, value: float) -> str:
+        """Why a requirement's metric has no value for a candidate (the metric's own reason where it has one)."""
+        from ..tuning import parse_metric
+
+        mech = self._mechanisms.get(spec)
+        try:
+            metric = parse_metric(req.metric)
+        except InvalidArgumentError:
+            metric = None
+        why = metric.undefined(self._cs, mech, value) if metric is not None and mech is not None else ""
+        return why or f"{req.metric} was not computed for this mechanism"
 
     # ------------------------------------------------------------------ outputs
     @property

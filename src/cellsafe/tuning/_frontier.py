@@ -143,7 +143,9 @@ class Frontier(Result):
         ``epsilon``, ``V``...; NaN where a mechanism has no such parameter), ``spec`` (e.g.
         'nbi:sigma=1,alpha=0.01', to label points and rebuild the mechanism), ``label`` (repr),
         ``risk``, ``utility``, ``efficient`` (True when non-dominated); with the MSE utility also
-        ``mse_per_cell``, the expected squared error per cell that the utility transforms.
+        ``mse_per_cell``, the expected squared error per cell that the utility transforms; and
+        ``undefined``, why the risk or utility of a setting is not a number ('' when both are: a
+        setting is never dropped silently; the cell key method with js >= 1 has no tau4(1)).
     risk : str
         The risk metric, e.g. 'tau4(1)' (lower is safer).
     utility : str
@@ -159,6 +161,12 @@ class Frontier(Result):
         """The non-dominated points, by increasing risk."""
         return self.points[self.points["efficient"]].sort_values("risk")
 
+    @property
+    def undefined(self) -> pd.DataFrame:
+        """The points whose risk or utility is undefined, with the reason in ``undefined``: never on the frontier,
+        never left out."""
+        return self.points[self.points["undefined"] != ""]
+
     def to_frame(self) -> pd.DataFrame:
         """The points (a copy)."""
         return self.points.copy()
@@ -169,13 +177,15 @@ class Frontier(Result):
             "utility": self.utility,
             "n_points": len(self.points),
             "n_efficient": int(self.points["efficient"].sum()),
+            "undefined": {s: why for s, why in zip(self.undefined["spec"], self.undefined["undefined"])},
             "mechanisms": sorted(self.points["mechanism"].unique().tolist()),
         }
 
     def __repr__(self) -> str:
         return (
             f"Frontier(risk={self.risk!r}, utility={self.utility!r}, points={len(self.points)}, "
-            f"efficient={int(self.points['efficient'].sum())})"
+            f"efficient={int(self.points['efficient'].sum())}"
+            + (f", undefined={len(self.undefined)})" if len(self.undefined) else ")")
         )
 
 
@@ -272,6 +282,7 @@ def frontier(
                 util, extra = err.utility(), {"mse_per_cell": err.mse}
             else:
                 util, extra = util_m(cs, mech), {}
+            risk_value = risk_m(cs, mech)
             rows.append(
                 {
                     "mechanism": name,
@@ -283,16 +294,18 @@ def frontier(
                     **params,
                     "spec": mechanism_spec(mech),
                     "label": repr(mech),
-                    "risk": risk_m(cs, mech),
+                    "risk": risk_value,
                     "utility": util,
                     **extra,
+                    "undefined": "; ".join(filter(None, (risk_m.undefined(cs, mech, risk_value),
+                                                         util_m.undefined(cs, mech, util)))),
                 }
             )
             bar.update(1)
     if not rows:
         raise InvalidArgumentError("the grid is empty; give at least one setting.")
     points = pd.DataFrame(rows)
-    tail = ["spec", "label", "risk", "utility"] + (["mse_per_cell"] if mse else [])
+    tail = ["spec", "label", "risk", "utility"] + (["mse_per_cell"] if mse else []) + ["undefined"]
     points = points[[c for c in points.columns if c not in tail] + tail]
     # the same order as the utility's (it decreases in the MSE), without its ties at 0
     goodness = -points["mse_per_cell"].to_numpy(float) if mse else points["utility"].to_numpy(float)

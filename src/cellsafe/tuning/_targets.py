@@ -72,6 +72,21 @@ class Metric:
             return float(apriori._within(cs, mech, np.array([self.p]))["all"].iloc[0])
         raise AssertionError(self.kind)
 
+    def undefined(self, cs: apriori.CellSizes, mech: CellwiseMechanism, value: float) -> str:
+        """Why ``value`` (this metric of ``mech``) is not a number: '' when it is one.
+
+        tau4(k) = P(original k | released k) is undefined when no cell is ever released as k: a
+        ptable with js >= k forbids released values 1..js, so the cell key method has no tau4(1).
+        """
+        if value is not None and math.isfinite(value):
+            return ""
+        if self.kind == "tau" and self.which == 4:
+            tau1 = float(apriori._tau_frame(cs, mech, np.array([self.k], dtype=np.int64))["tau1"].iloc[0])
+            if tau1 == 0:
+                return (f"{self.name} is undefined: no cell is ever released as {self.k} "
+                        f"(P(released = {self.k}) = 0), so there is no released {self.k} to condition on")
+        return f"{self.name} is not a number for this mechanism"
+
 
 def parse_metric(text: str, *, m: int = 1) -> Metric:
     """'tau4(1)' -> Metric('tau', 4, 1); 'loss', 'mse' (utility), 'hellinger'.
