@@ -290,6 +290,12 @@ def load_table(
         table = CountTable.from_frame(frame, names, count=col)
     else:
         table = CountTable.from_microdata(path, names, count=count)
+        if count is None and table.nnz > 1 and table.total == table.nnz:  # one record per cell: a frequency table?
+            from ..io import count_column_hint
+
+            hint = count_column_hint(path, names, where=what)
+            if hint:
+                note(hint)
     if "count" in names:
         note(f"a variable is named 'count'; the counts of the outputs are in the column {count_column_name(names)!r}.")
     if structural_zeros:
