@@ -472,7 +472,8 @@ class CountTable:
     def to_microdata(self, rng: Any = None) -> pd.DataFrame:
         """One row per record (a cell of count f gives f rows), columns as ordered categoricals.
 
-        Rows come sorted by cell unless ``rng`` is given, in which case they are shuffled.
+        Rows come sorted by cell unless ``rng`` is given, in which case they are shuffled (``"secure"``:
+        by the operating system's cryptographic generator).
         """
         if not self.is_integer:
             raise DataError("to_microdata needs integer counts; this table holds fitted (fractional) counts.")
@@ -480,7 +481,11 @@ class CountTable:
         if rng is not None:
             from .._random import as_generator
 
-            as_generator(rng).shuffle(rows)
+            gen = as_generator(rng)
+            if isinstance(gen, np.random.Generator):
+                gen.shuffle(rows)
+            else:  # the cryptographic generator (rng="secure") draws integers: order the rows by 62-bit random keys
+                rows = rows[np.argsort(gen.integers(0, 2**62, size=rows.size), kind="stable")]
         codes = unravel(self._index[rows], self.shape)
         return pd.DataFrame({v.name: _categorical(codes[:, j], v) for j, v in enumerate(self._variables)})
 
