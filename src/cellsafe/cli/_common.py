@@ -86,7 +86,8 @@ def add_input_options(p: argparse.ArgumentParser, *, count: bool = True) -> None
             "--count",
             metavar="COL",
             default=None,
-            help="frequency column: INPUT is a frequency table (one row per cell) instead of microdata",
+            help="frequency column: INPUT is a frequency table (one row per cell) instead of microdata; "
+            "none: each row is one record",
         )
 
 
@@ -112,19 +113,28 @@ def note(text: str) -> None:
     print(f"note: {text}", file=sys.stderr)
 
 
-def resolve_count(path: str, variables: list[str], count: str | None, what: str = "INPUT") -> str | None:
-    """The one rule for count columns (:func:`cellsafe.io.count_column_for`) applied to a file, with its notice."""
+def resolve_count(
+    path: str, variables: list[str], count: str | None, what: str = "INPUT", option: str = "--count"
+) -> str | None:
+    """The one rule for count columns (:func:`cellsafe.io.count_column_for`) applied to a file, with its notice.
+
+    ``option`` is the option naming this file's count column (``--count``, ``--synthetic-count``); its value
+    ``none`` says each row is one record (unless the file has a column called ``none``).
+    """
     from pathlib import Path
 
     from ..io import count_column_for, file_columns
 
     if count is not None and count in variables:
         raise InvalidArgumentError(
-            f"--count {count!r} is also among --variables; a column is either a variable or the count."
+            f"{option} {count!r} is also among --variables; a column is either a variable or the count."
         )
     if not Path(path).is_file():
-        return count  # a pattern (--glob) or a missing file: reported by the reader
-    chosen, notice = count_column_for(file_columns(path), variables, count, where=f"{what} {path!r}")
+        return None if count == "none" else count  # a pattern (--glob) or a missing file: reported by the reader
+    columns = file_columns(path)
+    if count == "none" and "none" not in columns:
+        return None  # one record per row, as said
+    chosen, notice = count_column_for(columns, variables, count, where=f"{what} {path!r}", option=option)
     if notice:
         note(notice)
     return chosen
@@ -282,6 +292,7 @@ def load_table(
     from ..table import CountTable, count_column_name
 
     names = parse_list(variables)
+    records_said = count == "none"  # --count none: one record per row, no question asked
     count = resolve_count(path, names, count, what)
     if glob:
         from ..io import aggregate_file
@@ -290,7 +301,7 @@ def load_table(
         table = CountTable.from_frame(frame, names, count=col)
     else:
         table = CountTable.from_microdata(path, names, count=count)
-        if count is None and table.nnz > 1 and table.total == table.nnz:  # one record per cell: a frequency table?
+        if count is None and not records_said and table.nnz > 1 and table.total == table.nnz:  # a frequency table?
             from ..io import count_column_hint
 
             hint = count_column_hint(path, names, where=what)

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     # one step per implicate read, and one for the metrics over all of them
     with progress_bar(len(args.synthetic) + 1, progress_from_args(args), "evaluate", unit="step") as bar:
         for path in args.synthetic:
-            count = resolve_count(path, original.names, args.synthetic_count, "SYNTHETIC")
+            count = resolve_count(path, original.names, args.synthetic_count, "SYNTHETIC", "--synthetic-count")
             t = CountTable.from_microdata(path, list(original.variables), count=count)
             released.append(original.with_counts(t.index, t.counts))  # keeps the structural zeros
             bar.update(1)

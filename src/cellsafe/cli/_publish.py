@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     outputs = outputs_from_args(args, seed=rng if args.method == "ckm" and not args.record_key or args.method == "scr" else "unused")
     with outputs:
         target = outputs.file(args.output)  # refused before any work: an input, an existing file, an unknown format
-        if not args.count:
+        if not args.count and not args.value:  # a magnitude table (--value) is read from records
             args.count = resolve_count(args.input, names, None)
         return _publish(args, names, rng, outputs, target)
 

@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace, outputs: Any, out_path: Any, plot_path: Any) 
         syn_count = args.synthetic_count
         if syn_count is None and args.count and Path(path).is_file() and args.count in file_columns(path):
             syn_count = args.count
-        syn_count = resolve_count(path, names, syn_count, "SYNTHETIC")
+        syn_count = resolve_count(path, names, syn_count, "SYNTHETIC", "--synthetic-count")
         synthetic.append(CountTable.from_microdata(path, list(original.variables), count=syn_count))
     for text in provenance_notes(args.synthetic):
         note(text)

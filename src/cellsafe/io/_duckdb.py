@@ -246,7 +246,7 @@ def file_columns(path: "str | os.PathLike[str]") -> list[str]:
 
 
 def count_column_for(
-    columns: Sequence[str], variables: Sequence[str], count: str | None, where: str = "the input"
+    columns: Sequence[str], variables: Sequence[str], count: str | None, where: str = "the input", option: str = "--count"
 ) -> tuple[str | None, str | None]:
     """The one rule for count columns: which column of a file holds the counts, and a notice.
 
@@ -260,6 +260,9 @@ def count_column_for(
         The count column the user named (``--count``), if any.
     where : str
         The file, for messages.
+    option : str
+        The command-line option that names this file's count column, for messages (``--count``,
+        ``--synthetic-count``).
 
     Returns
     -------
@@ -278,15 +281,15 @@ def count_column_for(
         if count in variables:
             raise DataError(
                 f"the count column {count!r} is also among the variables; a column is either a variable or the count. "
-                f"Drop it from --variables or name another --count."
+                f"Drop it from --variables or name another {option}."
             )
         if count not in columns:
-            raise DataError(f"count column {count!r} is not in {where} (columns {list(columns)}); check --count.")
+            raise DataError(f"count column {count!r} is not in {where} (columns {list(columns)}); check {option}.")
         return count, None
     if "count" in columns and "count" not in variables:
         return "count", (
             f"{where} has a column 'count' beside the variables: reading it as a frequency table with the counts in "
-            "'count' (give --count count to silence this note)."
+            f"'count' (give {option} count to silence this note, or {option} none if each row is one record)."
         )
     return None, None
 

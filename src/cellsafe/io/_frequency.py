@@ -69,5 +69,6 @@ def count_column_hint(path: "str | os.PathLike[str]", variables: Sequence[str], 
     first = found[0]
     return (
         f"every row of {where} {os.fspath(path)!r} is a different combination of {', '.join(variables)}, and its column "
-        f"{which} holds whole numbers: is {first} the count? pass --count {first} (each row was read as one record)."
+        f"{which} holds whole numbers: is {first} the count? pass --count {first} (each row was read as one record; "
+        "--count none says so and silences this note)."
     )
