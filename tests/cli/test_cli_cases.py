@@ -82,6 +82,8 @@ CASES = [
     ("publish-count-note", "publish {d}/freq.csv --variables sex,age --formula sex*age --method scr --seed 1 --output {d}/p.csv", 0, "reading it as a frequency table", ["p.csv"], []),
     ("expand-count-note", "expand {d}/freq.csv --variables sex,age --seed 1 --output {d}/r.csv", 0, "reading it as a frequency table", ["r.csv", "r.csv.manifest.json"], []),
     ("expand-explicit-count", "expand {d}/freqn.csv --variables sex,age --count n --seed 1 --output {d}/r.parquet", 0, "22 records", ["r.parquet"], []),
+    ("synthesize-released-totals", SYN.replace(" --quiet", "") + " -m 2 --output {d}/o", 0, "released totals", ["o/synthetic_2.csv"], []),
+    ("publish-released-total", PUB.replace(" --quiet", "") + " --method scr --output {d}/p.csv", 0, "released", ["p.csv"], []),
     ("expand-without-seed", "expand {d}/freqn.csv --variables sex,age --count n --output {d}/r.csv", 0, "22 records", ["r.csv", "r.csv.manifest.json"], []),
     ("tune-count-note", "tune {d}/freq.csv --variables sex,age --distribution nbi --solve sigma --target tau4(1)=0.4", 0, "reading it as a frequency table", [], []),
     ("describe-count-note", "describe {d}/freq.csv --variables sex,age", 0, "reading it as a frequency table", [], []),

@@ -295,6 +295,10 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         mech = SmallCountRounding(publication, **({"base": args.base} if args.base is not None else {}))
         [res] = mech.sample(table, rng=rng, progress=progress_from_args(args))
     summary = f"{res!r}" + (f"; {res.note}" if getattr(res, "note", "") else "")
+    totals = res.totals
+    if totals is not None:  # the released total beside the original one, as a reader of the file will see them
+        shown = "suppressed" if totals[1] != totals[1] else f"{totals[1]:,.10g}"
+        summary += f"; total {totals[0]:,.10g}, released {shown}"
     _record_mechanism(outputs.manifest, mech, args)
     outputs.manifest.extra["method"] = args.method
     outputs.manifest.extra["formula"] = args.formula

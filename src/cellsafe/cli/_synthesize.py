@@ -75,12 +75,17 @@ def run(args: argparse.Namespace) -> int:
             return _run_spark(args, synth, folder, t0)
         table = table_from_args(args)
         # one implicate at a time, written as drawn: memory flat in m
+        totals = []
         for i, syn in enumerate(synth.implicates(table, args.m, rng=seed, progress=progress_from_args(args)), start=1):
             _write_table(out, syn, Path(folder) / f"synthetic_{i}.{args.format or 'csv'}")
+            totals.append(syn.total)
     if not args.quiet:
+        released = ", ".join(f"{t:,}" for t in totals) if len(totals) <= 5 else (
+            f"{min(totals):,} to {max(totals):,}, mean {sum(totals) / len(totals):,.1f}")
         print(
-            f"{synth!r}: {table.n_cells:,} cells ({table.nnz:,} non-zero), total {table.total:,}; "
-            f"wrote {args.m} table(s) and manifest.json to {args.output} in {time.perf_counter() - t0:.2f} s"
+            f"{synth!r}: {table.n_cells:,} cells ({table.nnz:,} non-zero), original total {table.total:,}, released "
+            f"total{'s' if len(totals) > 1 else ''} {released}; wrote {args.m} table(s) and manifest.json to "
+            f"{args.output} in {time.perf_counter() - t0:.2f} s"
         )
     return 0
 

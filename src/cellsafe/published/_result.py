@@ -254,6 +254,17 @@ class PublishedTable(Result):
     def _title(self) -> str:
         return f"PublishedTable ({self.method})"
 
+    @property
+    def totals(self) -> tuple[float, float] | None:
+        """(original, released) grand total, when the publication has the total cell; None otherwise (NaN released:
+        suppressed)."""
+        if () not in self.publication.crossings:
+            return None
+        at = np.flatnonzero(np.asarray(self.publication.crossing) == self.publication.crossings.index(()))
+        if not at.size:
+            return None
+        return float(self.original[at[0]]), float(self.released[at[0]])
+
     def __repr__(self) -> str:
         return (
             f"PublishedTable(method={self.method!r}, n_published={self.n_published}, changed={self.n_changed}, "
