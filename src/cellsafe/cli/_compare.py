@@ -51,7 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..io import provenance_notes, read_records
     from ..metrics import compare_published
-    from ..published import DEFAULT_MAX_INNER, Publication
 
     keys = parse_list(args.keys, "--keys")
     names = parse_list(args.variables)
@@ -69,11 +68,10 @@ def run(args: argparse.Namespace) -> int:
     table = load_table(args.input, args.variables, args.count)
     for text in provenance_notes([path for _, path in pairs]):
         note(text)
-    # expected inner frequencies spread mass over the zero combinations too (001 section 7), where they fit
-    zeros = table.n_cells - table.n_structural_zeros <= DEFAULT_MAX_INNER
-    pub = Publication.from_formula(table, args.formula, hierarchies=hierarchies_from_args(args) or None, zeros=zeros)
-    results = {
-        name: compare_published(table, read_records(path), args.sensitive, keys, publication=pub, beta=args.beta)
+    hierarchies = hierarchies_from_args(args) or None
+    results = {  # one code path with the library: the publication each file holds, as compare_published reads it
+        name: compare_published(table, read_records(path), args.sensitive, keys, formula=args.formula,
+                                hierarchies=hierarchies, beta=args.beta)
         for name, path in pairs
     }
     if args.json:

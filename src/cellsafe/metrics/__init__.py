@@ -21,7 +21,7 @@ from ._disclosure import (
 )
 from ._hellinger import hellinger_distance, hellinger_utility
 from ._overlap import CombinedEstimate, ci_overlap, combine_fully_synthetic, combine_partially_synthetic, compare_intervals
-from ._published import PublishedComparison, compare_published
+from ._published import PublishedComparison, compare_published, release_publication
 from ._tables import TableMetrics, empirical_tau, table_metrics, tau
 from .specific import SpecificUtility, specific_utility
 
@@ -38,6 +38,7 @@ __all__ = [
     "combine_fully_synthetic",
     "combine_partially_synthetic",
     "compare_published",
+    "release_publication",
     "compare_intervals",
     "disclosure_probabilities",
     "disclosure_risk",

@@ -21,12 +21,12 @@ import pandas as pd
 from .._results import Result
 from ..exceptions import DataError, InvalidArgumentError
 from ..fitting import expected_inner, restore_additivity
-from ..published import Publication, PublishedTable
+from ..published import DEFAULT_MAX_INNER, Publication, PublishedTable
 from ..table import CountTable, check_table
 from ._disclosure import DisclosureRisk, disclosure_risk
 from ._hellinger import hellinger_utility
 
-__all__ = ["PublishedComparison", "compare_published"]
+__all__ = ["PublishedComparison", "compare_published", "release_publication"]
 
 _OWNER = "compare_published"
 
@@ -128,6 +128,33 @@ class PublishedComparison(Result):
         return "\n".join(lines)
 
 
+def release_publication(table: CountTable, frame: pd.DataFrame, formula: Any, hierarchies: Any = None) -> Publication:
+    """The publication a released file holds: the cells of ``formula`` over ``table``, with the empty combinations
+    of the variables only when the file lists them.
+
+    The cell key method publishes the empty combinations (released 0) where they fit; small count rounding and
+    cell suppression publish the non-empty cells unless asked (``--zeros``).  Reading a file of the latter on the
+    former's cells would count every combination it never wrote as withheld, and make an additive release look
+    non-additive.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"s": ["a", "a", "b"], "q": ["x", "y", "x"], "n": [3, 1, 2]})
+    >>> t = CountTable.from_frame(df, ["s", "q"], count="n")
+    >>> rows = Publication.from_formula(t, "s*q").cells().assign(count=1.0)
+    >>> release_publication(t, rows, "s*q").n_published   # (b, y) is empty and not in the file
+    8
+    """
+    plain = Publication.from_formula(table, formula, hierarchies=hierarchies or None, zeros=None)
+    if table.n_cells - table.n_structural_zeros > DEFAULT_MAX_INNER:
+        return plain
+    try:
+        plain.align(frame.assign(__listed=1.0), count="__listed")  # every row a cell of the non-empty combinations?
+    except DataError:  # no: the file lists empty combinations (or is wrong, and the full publication says how)
+        return Publication.from_formula(table, formula, hierarchies=hierarchies or None, zeros=True)
+    return plain
+
+
 def compare_published(
     table: CountTable,
     published: Any,
@@ -135,6 +162,8 @@ def compare_published(
     keys: str | Sequence[str],
     *,
     publication: Publication | None = None,
+    formula: Any = None,
+    hierarchies: Any = None,
     beta: float = 0.5,
 ) -> PublishedComparison:
     """Compare a protected published table with the original, after 001's common post-processing.
@@ -153,7 +182,13 @@ def compare_published(
     keys : str or sequence of str
         The quasi-identifiers.
     publication : Publication, optional
-        The published cells; taken from ``published`` when it is a PublishedTable, required otherwise.
+        The published cells; taken from ``published`` when it is a PublishedTable.
+    formula : str, optional
+        Instead of ``publication``, for a frame: the published crossings ('a*b + a*c'), with
+        ``hierarchies``; the publication is then the one the frame holds (:func:`release_publication`:
+        the empty combinations only when the frame lists them), as ``cellsafe compare`` reads a file.
+    hierarchies : mapping, optional
+        Hierarchies of variables, with ``formula``.
     beta : float, default 0.5
         Weight of recall in the F-beta risk.
 
@@ -188,10 +223,13 @@ def compare_published(
         if publication is None:
             publication = published.publication
         values = np.asarray(published.released, dtype=np.float64)
+    elif publication is None and formula is not None and isinstance(published, pd.DataFrame):
+        publication = release_publication(table, published, formula, hierarchies)
+        values = publication.align(published)
     elif publication is None:
         raise InvalidArgumentError(
             f"The 'publication' parameter of {_OWNER} is needed when 'published' is not a PublishedTable. "
-            "Got None instead; pass Publication.from_formula(table, formula)."
+            "Got None instead; pass formula= (the published crossings) or Publication.from_formula(table, formula)."
         )
     elif isinstance(published, pd.DataFrame):
         values = publication.align(published)

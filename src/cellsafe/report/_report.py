@@ -328,22 +328,20 @@ class Report:
     ) -> None:
         from ..io import read_records
         from ..metrics import compare_published
-        from ..published import DEFAULT_MAX_INNER, Publication
 
         out = []
         if published:
             if not formula or not sensitive or not keys:
                 raise InvalidArgumentError(
                     "published tables are compared with the publication's formula, the sensitive variable and the "
-                    "keys: give publication_formula=, sensitive= and keys= (--publication-formula, --sensitive, --keys)."
+                    "keys: give publication_formula=, sensitive= and keys= (--formula, --sensitive, --keys)."
                 )
-            # as cellsafe compare: expected inner frequencies spread over the zero combinations where they fit
-            zeros = self.table.n_cells - self.table.n_structural_zeros <= DEFAULT_MAX_INNER
-            pub = Publication.from_formula(self.table, formula, hierarchies=hierarchies or None, zeros=zeros)
         for name, frame in published.items():
             if not hasattr(frame, "columns"):
                 frame = read_records(str(frame))  # as written: the values become numbers when aligned
-            r = compare_published(self.table, frame, sensitive, list(keys), publication=pub, beta=beta)
+            # as cellsafe compare: the publication the file holds
+            r = compare_published(self.table, frame, sensitive, list(keys), formula=formula,
+                                  hierarchies=hierarchies or None, beta=beta)
             d = r.to_dict()
             # the restored and expected inner cells are as many as the table's: the report keeps the measures
             entry = {"name": name, "formula": formula, "sensitive": sensitive, "keys": list(keys), "beta": beta,
