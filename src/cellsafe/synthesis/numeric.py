@@ -104,7 +104,7 @@ def fit_normrank(y: np.ndarray, x: np.ndarray) -> NormRankModel:
     --------
     >>> import numpy as np
     >>> m = fit_normrank(np.exp(np.arange(9.0)), np.ones((9, 1)))
-    >>> round(float(m.coef[0]), 12), m.sorted_values[0]
+    >>> abs(round(float(m.coef[0]), 12)), float(m.sorted_values[0])
     (0.0, 1.0)
     """
     from scipy.stats import rankdata

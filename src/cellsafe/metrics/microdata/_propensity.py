@@ -169,7 +169,7 @@ def _design(blocks: list[tuple[str, np.ndarray]], max_order: int, max_params: in
     if n_main + 1 > max_params:
         raise InvalidArgumentError(
             f"{_OWNER}: the main effects alone need {n_main + 1} parameters, more than max_params={max_params}; "
-            "use the tree (method='cart'; --method cart on the command line), fewer columns or categories, "
+            "use the tree (method='cart'; --propensity cart on the command line), fewer columns or categories, "
             "or a larger max_params."
         )
     parts = list(mains)
