@@ -88,7 +88,8 @@ def _neighbourhood(spec: str) -> list[str]:
         return []
     tunable = mech.tunable_params()
     current = mech.flat_params()
-    main = next((p for p in _MAIN_PARAMETER if p in tunable and isinstance(current.get(p), (int, float))), None)
+    numeric = [p for p in tunable if isinstance(current.get(p), (int, float)) and p not in ("alpha", "zeros_to_ones")]
+    main = next((p for p in _MAIN_PARAMETER if p in numeric), numeric[0] if numeric else None)  # a new family's own
     if main is None:
         return []
     out = []
