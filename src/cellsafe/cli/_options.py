@@ -85,7 +85,7 @@ def _declaration(kind: str, name: str, param: str) -> Param:
 
 def add_param_option(
     group: Any, kind: str, name: str, param: str, *, text: str | None = None, metavar: str | None = None,
-    option: str | None = None,
+    option: str | None = None, **extra: Any,
 ) -> None:
     """An option for the declared parameter ``param`` of the catalog entry ``kind``/``name``.
 
@@ -98,8 +98,11 @@ def add_param_option(
         group.add_argument(option or flag(param), action="store_const", const=True, default=None, help=help_)
         return
     types: dict[str, Any] = {"real": float, "integer": int}
+    if p.kind == "choice":
+        extra.setdefault("choices", p.choices)
     group.add_argument(option or flag(param), type=types.get(p.kind, str), default=None,
-                       metavar=metavar or param.upper(), help=help_)
+                       metavar=None if "choices" in extra and metavar is None else metavar or param.upper(), help=help_,
+                       **extra)
 
 
 def given_params(args: argparse.Namespace, params: Sequence[str]) -> dict[str, Any]:

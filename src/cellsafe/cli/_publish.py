@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..exceptions import DataError, InvalidArgumentError
 from ._engine import add_engine_options, spark_from_args, spark_master, uses_spark
-from ._options import add_param_option
+from ._options import add_param_option, given_params
 from ._publish_magnitude import add_magnitude_ckm_options, publish_magnitude_ckm
 
 if TYPE_CHECKING:  # the computing modules load when a command runs, never for --help
@@ -108,12 +108,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--forced", metavar="FILE", help="CSV/Parquet of cells always published: one column per variable "
                    "named, a category or aggregate code (a variable left out is Total)")
     c.add_argument("--hidden", metavar="FILE", help="CSV/Parquet of cells always withheld, as --forced")
-    c.add_argument("--secondary", choices=("gauss", "optimal"), default="gauss",
-                   help="secondary cells by Gaussian elimination (default) or the least costly pattern (a HiGHS mixed "
-                        "integer program for small tables; the Gaussian pattern with a note when --time-limit runs out)")
-    c.add_argument("--cost", choices=("value", "cells"), default="value",
-                   help="what --secondary optimal minimises: the withheld cells' values (default) or their number")
-    c.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds for --secondary optimal (default 60)")
+    add_param_option(c, "mechanism", "suppress", "secondary",
+                     text="secondary cells by Gaussian elimination or the least costly pattern (a HiGHS mixed integer "
+                     "program for small tables; the Gaussian pattern with a note when --time-limit runs out)")
+    add_param_option(c, "mechanism", "suppress", "cost", choices=("value", "cells"),
+                     text="what --secondary optimal minimises: the withheld cells' values or their number")
+    add_param_option(c, "mechanism", "suppress", "time_limit", metavar="S", text="seconds for --secondary optimal")
     add_magnitude_ckm_options(p)
     add_seed_option(p)
     p.add_argument("--output", required=True, metavar="FILE", help="output file (.csv, .parquet or .json)")
@@ -219,13 +219,13 @@ def _user_cells(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _secondary(args: argparse.Namespace) -> dict[str, Any]:
-    """--secondary, --cost and --time-limit as CellSuppression's parameters."""
-    return {"secondary": args.secondary, "cost": args.cost, "time_limit": args.time_limit}
+    """--secondary, --cost and --time-limit as CellSuppression's parameters (those given: the library's defaults else)."""
+    return given_params(args, ("secondary", "cost", "time_limit"))
 
 
 def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any, target: Any) -> int:
     hierarchies = hierarchies_from_args(args)
-    if args.method != "suppress" and (args.forced or args.hidden or args.secondary != "gauss"):
+    if args.method != "suppress" and (args.forced or args.hidden or args.secondary is not None):
         raise InvalidArgumentError("--forced, --hidden and --secondary apply to --method suppress only.")
     magnitude_ckm = args.method == "ckm" and bool(args.value)
     if not magnitude_ckm and (args.fp is not None or args.flex_weights or args.step is not None or args.icat or args.use_zero_rkeys
