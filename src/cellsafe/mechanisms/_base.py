@@ -441,7 +441,9 @@ def bernoulli_ranks(gen: np.random.Generator, n: int, p: float) -> np.ndarray:
     """
     if p >= 1.0:
         return np.arange(n, dtype=INDEX_DTYPE)
-    if p < _GAPS_MIN_P:
+    if p < _GAPS_MIN_P or not isinstance(gen, np.random.Generator):
+        # the same law drawn another way: how many successes, then which; the cryptographic generator
+        # (rng="secure") draws binomials and integers but no geometric gaps
         return distinct_uniform(gen, n, int(gen.binomial(n, p)))
     parts, last = [], -1
     expected = n * p

@@ -481,11 +481,7 @@ class CountTable:
         if rng is not None:
             from .._random import as_generator
 
-            gen = as_generator(rng)
-            if isinstance(gen, np.random.Generator):
-                gen.shuffle(rows)
-            else:  # the cryptographic generator (rng="secure") draws integers: order the rows by 62-bit random keys
-                rows = rows[np.argsort(gen.integers(0, 2**62, size=rows.size), kind="stable")]
+            rows = as_generator(rng).permutation(rows)  # numpy's or the cryptographic generator's (rng="secure")
         codes = unravel(self._index[rows], self.shape)
         return pd.DataFrame({v.name: _categorical(codes[:, j], v) for j, v in enumerate(self._variables)})
 
