@@ -25,7 +25,7 @@ def test_secure_roots_and_streams_are_never_numpy_generators():
     assert isinstance(as_generator("secure"), SecureGenerator)
     assert "secret" in repr(root)
     with pytest.raises(InvalidArgumentError, match="secret"):
-        root.entropy  # cannot be rebuilt as a (non-cryptographic) SeedSequence
+        _ = root.entropy  # cannot be rebuilt as a (non-cryptographic) SeedSequence
     with pytest.raises(InvalidArgumentError, match="does not offer 'vonmises'"):
         as_generator("secure").vonmises(0, 1)
 

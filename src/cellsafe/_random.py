@@ -24,7 +24,6 @@ exactly what one process computes.  Every sampler that draws per cell uses this 
 
 from __future__ import annotations
 
-import os
 from typing import Union
 
 import numpy as np

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from numpy.testing import assert_array_equal
 
 from cellsafe.exceptions import DataError, InvalidArgumentError
 from cellsafe.io import FLOAT_KEY_BITS, aggregate_with_keys

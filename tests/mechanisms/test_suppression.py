@@ -154,7 +154,9 @@ def _exact_secondary(X, primary, order):
     from fractions import Fraction
 
     dense = np.asarray(X.todense(), dtype=np.int64)
-    col = lambda j: [Fraction(int(v)) for v in dense[:, j]]
+    def col(j: int) -> list:
+        return [Fraction(int(v)) for v in dense[:, j]]
+
     basis: dict[int, list] = {}
 
     def reduce(v):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from cellsafe.report import natural_order, plot_frontier, plot_overlap, plot_propensity, plot_tau4, plot_univariate
 from cellsafe.tuning import frontier

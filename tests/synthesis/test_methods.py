@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from numpy.testing import assert_allclose, assert_array_equal, assert_equal
+from numpy.testing import assert_allclose, assert_array_equal
 
 from cellsafe import SequentialSynthesizer
 from cellsafe.synthesis import CartModel, fit_multinomial

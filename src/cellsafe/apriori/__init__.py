@@ -31,17 +31,17 @@ from __future__ import annotations
 # The private names are shared with cellsafe.tuning, cellsafe.report and the tests.
 from ._assess import Assessment, assess
 from ._marginal import MarginalAccuracy, marginal_error
-from ._risk import _tau_frame, reverse_transition_table, tau, transition_table
-from ._rows import TAIL_TOL, _row_sums
-from ._sizes import DEFAULT_K, DEFAULT_P, CellSizes, _check_mechanism, cell_sizes
+from ._risk import _tau_frame, reverse_transition_table, tau, transition_table  # noqa: F401
+from ._rows import TAIL_TOL, _row_sums  # noqa: F401
+from ._sizes import DEFAULT_K, DEFAULT_P, CellSizes, _check_mechanism, cell_sizes  # noqa: F401
 from ._sizes import _check_mechanism as check_mechanism
 from ._utility import (
     ExpectedHellinger,
     SquaredError,
     TotalDistribution,
-    _hellinger,
-    _squared_error,
-    _within_bounds,
+    _hellinger,  # noqa: F401
+    _squared_error,  # noqa: F401
+    _within_bounds,  # noqa: F401
     expected_hellinger,
     expected_squared_error,
     expected_within,

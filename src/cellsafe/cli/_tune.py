@@ -34,7 +34,7 @@ examples:
 
   # the privacy parameter of geometric noise, the noise variance V of the cell key method
   cellsafe tune table.csv --variables a,b,c --count n --mechanism 'geometric:epsilon=1' --solve epsilon --target 'tau3(1)=0.5'
-  cellsafe tune table.csv --variables a,b,c --count n --mechanism 'ckm:D=3,V=1' --solve V --target 'tau3(1)=0.5' 
+  cellsafe tune table.csv --variables a,b,c --count n --mechanism 'ckm:D=3,V=1' --solve V --target 'tau3(1)=0.5'
 
 The other parameters (--sigma, --nu, --alpha) stay as given; for --solve sigma the --sigma value is
 only a starting family member.  Prints the solved value (with --json: {"alpha": ...}).

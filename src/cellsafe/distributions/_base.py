@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._catalog import MAX_SIGMA, SIGMA
+from .._catalog import SIGMA
 from .._params import Configurable
 from .._random import RNGLike, as_generator
 from ..exceptions import InvalidArgumentError

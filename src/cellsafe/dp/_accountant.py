@@ -22,7 +22,7 @@ import contextlib
 import datetime as _dt
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 

@@ -193,7 +193,6 @@ def singleton_secondary(
     forced = np.zeros(n, dtype=bool) if forced is None else np.asarray(forced, dtype=bool)
     V, owner = virtual if virtual is not None else (sp.csc_matrix((Xc.shape[0], 0)), np.zeros(0, dtype=np.int64))
     XV = sp.hstack([Xc, V]).tocsc() if V.shape[1] else Xc
-    n_all = XV.shape[1]
     owner_all = np.r_[np.where(primary, sole, -1), owner]
     prim_all = np.r_[primary, np.ones(V.shape[1], dtype=bool)]
     exposed = np.zeros(n, dtype=bool)

@@ -159,7 +159,7 @@ class CellKeyMagnitude(Mechanism):
             raise InvalidArgumentError(
                 f"The 'p_large' parameter of CellKeyMagnitude must be at most p_small={p_small:g}. Got {p_large:g} instead."
             )
-        self.flex_weights_  # validated here, once
+        _ = self.flex_weights_  # validated here, once
 
     @classmethod
     def from_spec(cls, **params: Any) -> "CellKeyMagnitude":

@@ -36,7 +36,6 @@ import scipy.sparse as sp
 from .._catalog import declared
 from .._random import RNGLike
 from .._registry import register
-from .._validation import check_integer
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError
 from ..published import (
     MagnitudeTable,
@@ -46,7 +45,7 @@ from ..published import (
     magnitude_table,
     publication_for,
 )
-from ..table import CountTable, Hierarchy, check_table
+from ..table import CountTable, Hierarchy
 from ._base import Mechanism
 from ._gauss import candidate_order, gauss_secondary
 from ._intervals import protect_intervals

@@ -373,7 +373,7 @@ def _transitions(r: Any, figs: list[tuple[str, str]]) -> str:
 def _microdata(r: Any, figs: list[tuple[str, str]]) -> str:
     if not r.sections["microdata"]:
         return "<p>No synthetic microdata were given.</p>"
-    parts = [f"<ul class='note'>" + "".join(f"<li>{_e(GLOSSARY[t])}</li>" for t in ("pmse_ratio", "ci_overlap", "disco", "tcap")) + "</ul>"]
+    parts = ["<ul class='note'>" + "".join(f"<li>{_e(GLOSSARY[t])}</li>" for t in ("pmse_ratio", "ci_overlap", "disco", "tcap")) + "</ul>"]
     for e in r.sections["microdata"]:
         u, k = e["evaluation"]["utility"], e["evaluation"]["risk"]
         rows = [[_g("pmse_ratio", "pMSE ratio"), _num(u["pmse_ratio"]), "1 (a fresh draw)"],

@@ -568,7 +568,7 @@ class SequentialSynthesizer:
             return self._draw_group(g, g.rows.size, lambda j: stream(root, _PURPOSE_STRATA, k, i, j), bar, steps)
 
         syn: dict[str, np.ndarray] = {self.strata: self._strata_codes}
-        for (k, g), (part, _) in zip(enumerate(self._groups), self._map(draw, list(enumerate(self._groups)))):
+        for (_k, g), (part, _) in zip(enumerate(self._groups), self._map(draw, list(enumerate(self._groups)))):
             for name, values in part.items():
                 if name == self.strata:
                     continue

@@ -198,7 +198,7 @@ def _efficient(risk: np.ndarray, util: np.ndarray) -> np.ndarray:
         return out
     order = idx[np.lexsort((-util[idx], risk[idx]))]  # by risk, ties: best utility first
     best = -np.inf
-    prev_r, prev_u = None, None
+    prev_r, prev_u, prev_i = None, None, -1
     for i in order.tolist():
         if util[i] > best:
             out[i] = True

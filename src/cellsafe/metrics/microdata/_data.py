@@ -188,7 +188,7 @@ def mark_missing(frame: pd.DataFrame, missing_values: Any, where: str = "the dat
             numbers = pd.to_numeric(pd.Series(markers), errors="coerce").dropna().to_numpy()
             out[col] = s.mask(s.isin(numbers))
         else:
-            out[col] = s.mask(s.astype(object).map(lambda v: v is not None and str(v).strip() in markers).astype(bool))
+            out[col] = s.mask(s.astype(object).map(lambda v, markers=markers: v is not None and str(v).strip() in markers).astype(bool))
     return out
 
 
