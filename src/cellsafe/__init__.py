@@ -20,6 +20,8 @@ The public names:
 Every submodule and name loads on first use, so ``import cellsafe`` costs little.
 """
 
+from typing import Any
+
 from .exceptions import BudgetExceededError, CellsafeError, DataError, InvalidArgumentError, TableTooLargeError
 
 # Submodules and public names load on first use (PEP 562): ``import cellsafe`` stays light, and a
@@ -106,7 +108,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # PEP 562: submodules and public names on first use
+def __getattr__(name: str) -> Any:  # PEP 562: submodules and public names on first use
     import importlib
 
     if name in _SUBMODULES:

@@ -84,7 +84,7 @@ class Param:
         try:
             return self._check(value, owner)
         except InvalidArgumentError as e:
-            if isinstance(value, numbers.Real) and value > self.high:  # the hint is about values too large
+            if isinstance(value, numbers.Real) and float(value) > self.high:  # the hint is about values too large
                 raise InvalidArgumentError(f"{e} {self.hint}") from None
             raise
 

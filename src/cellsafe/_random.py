@@ -24,7 +24,7 @@ exactly what one process computes.  Every sampler that draws per cell uses this 
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -61,7 +61,7 @@ def is_secure(rng: RNGLike) -> bool:
     return (isinstance(rng, str) and rng == "secure") or isinstance(rng, (SecureSeed, SecureGenerator))
 
 
-def as_seed_sequence(rng: RNGLike) -> "np.random.SeedSequence | SecureSeed":
+def as_seed_sequence(rng: RNGLike) -> np.random.SeedSequence:
     """Convert ``rng`` to the root of keyed streams: a :class:`~numpy.random.SeedSequence`, or a
     :class:`~cellsafe._secure.SecureSeed` for the cryptographic source.
 
@@ -73,12 +73,12 @@ def as_seed_sequence(rng: RNGLike) -> "np.random.SeedSequence | SecureSeed":
         return np.random.SeedSequence()
     if isinstance(rng, str):
         if rng == "secure":
-            return SecureSeed()
+            return _as_numpy(SecureSeed())
         raise InvalidArgumentError(f"rng must be None, an int, a SeedSequence, a Generator or 'secure'. Got {rng!r}.")
     if isinstance(rng, (np.random.SeedSequence, SecureSeed)):
-        return rng
+        return _as_numpy(rng)
     if isinstance(rng, SecureGenerator):
-        return SecureSeed(rng.bytes(32))
+        return _as_numpy(SecureSeed(rng.bytes(32)))
     if isinstance(rng, np.random.Generator):
         return np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=4, dtype=np.int64)])
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
@@ -90,18 +90,24 @@ def as_seed_sequence(rng: RNGLike) -> "np.random.SeedSequence | SecureSeed":
     )
 
 
-def as_generator(rng: RNGLike) -> "np.random.Generator | SecureGenerator":
+def as_generator(rng: RNGLike) -> np.random.Generator:
     """Convert ``rng`` to a Generator (a Generator is returned unchanged; ``"secure"`` gives a
     :class:`~cellsafe._secure.SecureGenerator` with a fresh key)."""
     if isinstance(rng, (np.random.Generator, SecureGenerator)):
-        return rng
-    root = as_seed_sequence(rng)
+        return _as_numpy(rng)
+    root: Any = as_seed_sequence(rng)
     if isinstance(root, SecureSeed):
-        return root.generator()
+        return _as_numpy(root.generator())
     return np.random.Generator(np.random.PCG64(root))
 
 
-def stream(root: "np.random.SeedSequence | SecureSeed", *key: int) -> "np.random.Generator | SecureGenerator":
+def _as_numpy(secure: Any) -> Any:
+    """A secure seed or generator where the types say numpy's: it stands in for them, with the same methods (a
+    draw it does not offer is refused by name, never approximated)."""
+    return secure
+
+
+def stream(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
     """The Generator keyed by ``key`` (non-negative ints) under ``root``.
 
     Equal ``(root, key)`` give identical streams on any machine; distinct keys give
@@ -109,7 +115,7 @@ def stream(root: "np.random.SeedSequence | SecureSeed", *key: int) -> "np.random
     is cryptographic and identical only within the run that holds the key.
     """
     if isinstance(root, SecureSeed):
-        return root.generator(*key)
+        return _as_numpy(root.generator(*key))
     child = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in key))
     return np.random.Generator(np.random.PCG64(child))
 

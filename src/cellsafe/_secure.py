@@ -225,7 +225,7 @@ class SecureGenerator:
     def standard_gamma(self, shape: Any, size: Any = None) -> Any:
         """Gamma(shape, 1) variates by Marsaglia and Tsang's squeeze method (boosted below shape 1)."""
         a = np.asarray(shape, dtype=np.float64)
-        out_shape = np.shape(a) if size is None else self._shape(size)[0]
+        out_shape: Any = np.shape(a) if size is None else self._shape(size)[0]
         a = np.broadcast_to(a, out_shape).reshape(-1)
         if np.any(a < 0) or np.any(np.isnan(a)):
             raise InvalidArgumentError("standard_gamma: the shape must be >= 0.")
@@ -259,7 +259,7 @@ class SecureGenerator:
         from scipy.stats import binom
 
         nn, pp = np.asarray(n, dtype=np.float64), np.asarray(p, dtype=np.float64)
-        shape = np.broadcast_shapes(nn.shape, pp.shape) if size is None else self._shape(size)[0]
+        shape: Any = np.broadcast_shapes(nn.shape, pp.shape) if size is None else self._shape(size)[0]
         k = int(np.prod(shape, dtype=np.int64))
         u = self._uniform(k).reshape(shape)
         x = np.where(pp >= 1.0, nn, binom.ppf(u, nn, pp))
@@ -271,7 +271,7 @@ class SecureGenerator:
         from scipy.stats import poisson
 
         mu = np.asarray(lam, dtype=np.float64)
-        shape = mu.shape if size is None else self._shape(size)[0]
+        shape: Any = mu.shape if size is None else self._shape(size)[0]
         k = int(np.prod(shape, dtype=np.int64))
         u = self._uniform(k).reshape(shape)
         x = np.where(mu > 0, poisson.ppf(u, mu), 0.0).astype(np.int64)

@@ -41,6 +41,7 @@ from ._utility import (
     TotalDistribution,
     _hellinger,  # noqa: F401
     _squared_error,  # noqa: F401
+    _within,  # noqa: F401
     _within_bounds,  # noqa: F401
     expected_hellinger,
     expected_squared_error,

@@ -258,6 +258,7 @@ def outputs_from_args(
 
         record = mechanism_record(mechanism)  # no spec for a ptable read from a file, a prior: its parameters suffice
         manifest.set_mechanism(mechanism, record["spec"])
+        assert manifest.mechanism is not None  # just set
         manifest.mechanism.update({k: v for k, v in record.items() if k in ("spec_note", "ptable_sha256")})
     if seed != "unused":
         manifest.set_seed(seed)

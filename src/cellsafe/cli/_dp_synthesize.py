@@ -247,6 +247,7 @@ def _run(args: argparse.Namespace, domain: Domain, seed: Any, accountant: Any, o
     root = as_seed_sequence("secure" if seed is None else seed)
     eps_each = args.epsilon / args.m
     prior_cost = args.prior_epsilon or 0.0
+    synth: Any
     if args.mechanism == "multinomial-dirichlet":
         synth = MultinomialDirichletSynthesizer.for_epsilon(eps_each, int(table.total))
         info = {"alpha": synth.alpha}

@@ -322,6 +322,7 @@ def _record_mechanism(manifest: Any, mech: Any, args: argparse.Namespace) -> Non
     ptable = params.get("ptable")
     record = mechanism_record(mech)  # a read ptable has no spec: its file is an input, with its sha256
     manifest.set_mechanism(mech, record["spec"])
+    assert manifest.mechanism is not None  # just set
     manifest.mechanism.update({k: v for k, v in record.items() if k in ("spec_note", "ptable_sha256")})
     manifest.mechanism["method"] = args.method
     entry = manifest.mechanism["parameters"]

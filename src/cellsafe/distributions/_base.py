@@ -91,7 +91,7 @@ class CountDistribution(Configurable, ABC):
     """
 
     #: Short lower-case name used by the CLI (``poisson``, ``nbi``, ``pig``, ``gaf``).
-    name: str = ""
+    name: ClassVar[str] = ""
     #: Whether ``cdf`` and ``sf`` are closed forms (incomplete gamma or beta functions), so a
     #: probability over a range costs two evaluations rather than a sum over the range.
     closed_form_tails: ClassVar[bool] = False

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import os
 from fractions import Fraction
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -100,7 +100,7 @@ class SecureIntegers:
     rejection on masked 64-bit words: exact, and every bit from the operating system.
     """
 
-    def integers(self, low: int, high, size: int | None = None, dtype=np.int64) -> np.ndarray:  # noqa: ANN001
+    def integers(self, low: int, high: Any, size: int | None = None, dtype: Any = np.int64) -> np.ndarray:
         if low != 0:
             raise AssertionError("only integers(0, high) is used by the exact samplers")
         high = np.asarray(high, dtype=np.int64)
@@ -120,7 +120,7 @@ class SecureIntegers:
 
 
 # ---------------------------------------------------------------------- integer arithmetic
-def _muldivmod(x: np.ndarray, y: np.ndarray, m: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _muldivmod(x: Any, y: Any, m: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Quotient and remainder of x * y by m without overflow (0 <= x, y; 1 <= m <= 2**62).
 
     The quotient saturates at 2**62 (only ever used as an exponent, where exp(-2**62) cannot be
@@ -190,7 +190,7 @@ def bernoulli_exp_fraction(
     while active.size:
         a = gen.integers(0, k, size=active.size, dtype=np.int64) == 0
         for num, den in facs:
-            high = den if np.ndim(den) == 0 else den[active]
+            high = den if np.ndim(den) == 0 else np.asarray(den)[active]
             a &= gen.integers(0, high, size=active.size, dtype=np.int64) < num[active]
         out[active[~a]] = k % 2 == 1
         active = active[a]

@@ -45,7 +45,7 @@ def make_distribution(name: str, **params: Any) -> CountDistribution:
     >>> make_distribution("gaf", sigma=1.0)
     GAF(sigma=1.0, nu=0.0)
     """
-    cls = lookup("distribution", name, "make_distribution")
+    cls: Any = lookup("distribution", name, "make_distribution")
     key = cls.registered_name
     decl = cls.param_declarations()
     given = {k: v for k, v in params.items() if v is not None}

@@ -102,7 +102,7 @@ class BudgetSummary(Result):
 
 def _charge(releases: list[Release], key: str) -> float:
     whole = 0.0
-    per_partition: dict[str, dict[str, float]] = {}
+    per_partition: dict[str, dict[str | None, float]] = {}
     for r in releases:
         v = getattr(r, key)
         if r.partition is None:

@@ -349,9 +349,9 @@ def sanitize(
     if mech in ("gaussian", "discrete_gaussian") and d == 0:
         raise InvalidArgumentError(f"the {mech} mechanism needs delta > 0.")
     if mech == "geometric":
-        return geometric_mechanism(v, epsilon, sensitivity, rng)
+        return geometric_mechanism(v, epsilon, sensitivity, rng)  # type: ignore[arg-type]  # an int: checked there
     if mech == "laplace":
         return laplace_mechanism(v, epsilon, sensitivity, rng)
     if mech == "gaussian":
         return gaussian_mechanism(v, epsilon, d, sensitivity, rng=rng)
-    return discrete_gaussian_mechanism(v, epsilon, d, sensitivity, rng)
+    return discrete_gaussian_mechanism(v, epsilon, d, sensitivity, rng)  # type: ignore[arg-type]  # checked there

@@ -10,12 +10,14 @@ scheme, each with its own random stream), so an engine only decides where blocks
 For the same seed both give the same tables, cell for cell.
 """
 
+from typing import Any
+
 ENGINES: tuple[str, ...] = ("local", "spark")
 
 __all__ = ["ENGINES", "PairMetrics", "pair_metrics"]
 
 
-def __getattr__(name: str):  # noqa: ANN202  (PEP 562: the pairs load on first use; --engine needs only ENGINES)
+def __getattr__(name: str) -> Any:  # PEP 562: the pairs load on first use; --engine needs only ENGINES
     if name in ("PairMetrics", "pair_metrics"):
         from . import _pairs
 

@@ -250,7 +250,7 @@ def _variable_specs(variables: Any) -> list[tuple[str, Variable | None]]:
         return [(str(k), Variable(str(k), list(v))) for k, v in variables.items()]
     if isinstance(variables, str) or not len(variables):
         raise InvalidArgumentError(f"variables must be a non-empty list of column names. Got {variables!r}.")
-    out = []
+    out: list[tuple[str, Variable | None]] = []
     for v in variables:
         out.append((v.name, v) if isinstance(v, Variable) else (str(v), None))
     return out
@@ -432,10 +432,10 @@ def aggregate(
 
 
 # ---------------------------------------------------------------------- per-block kernels
-def _seed_parts(rng: RNGLike) -> tuple[int, tuple[int, ...]]:
+def _seed_parts(rng: RNGLike) -> tuple[Any, tuple[int, ...]]:
     """The root SeedSequence as plain Python ints (its entropy exactly, and its spawn key)."""
     root = as_seed_sequence(rng)
-    entropy = root.entropy
+    entropy: Any = root.entropy
     if not isinstance(entropy, int):  # a sequence of words: numpy accepts it back as given
         entropy = [int(x) for x in entropy]
     return entropy, tuple(int(x) for x in root.spawn_key)

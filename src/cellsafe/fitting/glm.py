@@ -445,7 +445,7 @@ def _poisson_deviance(y: np.ndarray, mu: np.ndarray) -> float:
     return float(2.0 * np.sum(term - (y - mu)))
 
 
-def _irls(X: sp.csr_matrix, y: np.ndarray, tol: float, max_iter: int):
+def _irls(X: sp.csr_matrix, y: np.ndarray, tol: float, max_iter: int) -> Any:
     n, q = X.shape
     if q == 0:
         return np.zeros(0), np.zeros(n), 0, True, np.zeros((0, 0))

@@ -419,7 +419,8 @@ def _scale(x: np.ndarray, ratio: np.ndarray, plan: tuple[Any, ...]) -> None:
         x.reshape(plan[1], plan[2], plan[3])[...] *= expanded[:, None]
 
 
-def _ipf_dense(table, x, gen, pos, shapes, target, threshold, max_iter, accelerate=True):
+def _ipf_dense(table: Any, x: Any, gen: Any, pos: Any, shapes: Any, target: Any, threshold: Any, max_iter: int,
+               accelerate: bool = True) -> Any:
     # Per margin: the summation steps, the scaling layout, and the target laid out in table-axis
     # order.
     plans = []
@@ -445,7 +446,7 @@ def _ipf_dense(table, x, gen, pos, shapes, target, threshold, max_iter, accelera
                         codes_sorted = np.unravel_index(int(bad[0]), sorted_shape)
                         codes = [0] * len(order)
                         for k, c in zip(order, codes_sorted):
-                            codes[k] = c
+                            codes[k] = int(c)
                         raise _impossible(table, m, shp, int(np.ravel_multi_index(codes, shp)))
                 dev = max(dev, float(np.max(np.abs(cur - t))))
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -477,7 +478,8 @@ def _ipf_dense(table, x, gen, pos, shapes, target, threshold, max_iter, accelera
     return n_iter, converged, final
 
 
-def _ipf_sparse(table, index, x, gen, pos, shapes, target, threshold, max_iter):
+def _ipf_sparse(table: Any, index: Any, x: Any, gen: Any, pos: Any, shapes: Any, target: Any, threshold: Any,
+                max_iter: int) -> Any:
     codes = unravel(index, table.shape)
     keys = [ravel(codes[:, list(ps)], shp) for ps, shp in zip(pos, shapes)]
     sizes = [int(t.shape[0]) for t in target]

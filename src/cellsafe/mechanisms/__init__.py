@@ -11,6 +11,8 @@
 - differentially private noise per cell: :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
 """
 
+from typing import Any
+
 # Every module loads on first use (PEP 562): a command that needs the cell key method does not
 # import the synthesizers.  The registry (cellsafe._catalog) knows where each registered class lives.
 _MODULES = {
@@ -35,7 +37,7 @@ _MODULES = {
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 
-def __getattr__(name: str):  # noqa: ANN202
+def __getattr__(name: str) -> Any:
     import importlib
     import importlib.util
 

@@ -83,7 +83,7 @@ class GammaBlocks:
         return self._make()
 
 
-def split_total(total: int, sums: Sequence[float], gen: np.random.Generator) -> np.ndarray:
+def split_total(total: int, sums: Sequence[float] | np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """Mult(total, sums / sum(sums)) by sequential conditional binomials, in order.
 
     Block b receives Bin(what is left, sums[b] / (sums[b] + ... + sums[-1])); the remaining sums
@@ -142,7 +142,7 @@ class FixedTotalMechanism(Mechanism):
         return np.array([float(block.weights(root, self._purpose, implicate, j).sum()) for j in attempts])
 
     def split_total(
-        self, total: int, sums: Sequence[float], root: np.random.SeedSequence, implicate: int
+        self, total: int, sums: Sequence[float] | np.ndarray, root: np.random.SeedSequence, implicate: int
     ) -> np.ndarray:
         """Driver: the events N_b of each block, Mult(total, W_b / W), from the driver's stream."""
         return split_total(total, sums, stream(root, self._purpose, implicate, DRIVER, _SPLIT_STEP))

@@ -257,7 +257,7 @@ def _protect_one(
         if y is None:
             unresolved[p] = True
             continue
-        if singles is None:
+        if singles is None or sole is None:
             continue
         cells = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
         off = np.abs(Xc[:, cells].T @ y - values[cells]) > 1e-9 * np.maximum(1.0, np.abs(values[cells]))

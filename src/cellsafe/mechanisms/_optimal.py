@@ -121,7 +121,7 @@ class _Attacker:
         self.h.changeRowsBounds(idx.size, idx, lo, hi)
         self.s = s
 
-    def solve(self, p: int, sense: float) -> tuple[float, np.ndarray, np.ndarray]:
+    def solve(self, p: int, sense: float) -> tuple[float, float, np.ndarray]:
         """``m = min sense * x_p^T y`` and the cut it gives: ``B0`` and ``g`` with ``m(s) >= B0 - g . s`` for every
         pattern s (equality at this one, by strong duality)."""
         h = self.h
@@ -428,7 +428,7 @@ def _separate(attacker: _Attacker, s: np.ndarray, targets: list, tol: float) -> 
     out = []
     cache: dict[tuple[int, float], tuple[float, float, np.ndarray]] = {}
 
-    def side(p: int, sense: float):
+    def side(p: int, sense: float) -> tuple[float, float, np.ndarray]:
         if (p, sense) not in cache:
             cache[(p, sense)] = attacker.solve(p, sense)
         return cache[(p, sense)]

@@ -205,7 +205,7 @@ def singleton_secondary(
     Y = column_relations(XV)
     norms = np.sqrt(np.einsum("ij,ij->j", Y, Y))
     prims = np.flatnonzero(prim_all)
-    shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # pattern, basis, residuals
+    shared: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # pattern, basis, residuals, norms
     while True:
         attackers = np.unique(sole[suppressed & (sole >= 0)])
         todo = [int(c) for c in attackers if int(c) not in done]

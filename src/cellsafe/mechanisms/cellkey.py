@@ -304,6 +304,7 @@ class CellKeyMethod(CellwiseMechanism[PublishedTable]):
         inner_keys[pos_c] = sums
         pkeys = self._published_keys(pub, inner_keys, m)
         original = pub.aggregate(table)
+        ckeys: np.ndarray
         if integer:
             ckeys = pkeys.astype(np.int64)
         else:

@@ -347,7 +347,7 @@ class CellKeyMagnitude(Mechanism):
         if np.any(row >= pub.n_inner) or np.any(pub.inner_index[np.minimum(row, pub.n_inner - 1)] != flat):
             raise DataError(f"some records of {list(variables)} fall outside the publication's inner cells.")
         if record_key is None:
-            keys = _fixed(_drawn_keys(rng).random(flat.shape[0]))
+            keys: Any = _fixed(np.asarray(_drawn_keys(rng).random(int(flat.shape[0]))))
             if not self.use_zero_rkeys:
                 keys[contrib.values == 0] = 0
         else:

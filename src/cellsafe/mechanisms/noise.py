@@ -57,6 +57,8 @@ def _grid(k: Any, j: Any) -> tuple[np.ndarray, np.ndarray]:
 class _ClampedNoise(CellwiseMechanism):
     """Shared transition probabilities of released = max(0, j + N) for symmetric integer noise N."""
 
+    _noise: Any  # the noise distribution, set by each subclass's constructor
+
     @property
     def noise(self) -> Any:
         """The noise distribution N (a DiscreteLaplace or DiscreteGaussian)."""

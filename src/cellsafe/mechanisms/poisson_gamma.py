@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -381,8 +381,9 @@ class PoissonGammaSynthesizer(_PoissonGammaBase):
         return None
 
     def _accepted_attempt(
-        self, blocks: list[GammaBlock], total: int, root: np.random.SeedSequence, implicate: int
+        self, blocks: Iterable[GammaBlock], total: int, root: np.random.SeedSequence, implicate: int
     ) -> tuple[int, np.ndarray]:
+        blocks = list(blocks)
         if sum(b.index.size for b in blocks) == 1:  # one cell receives every event whatever the weights
             return 0, np.ones(1)
         r = np.concatenate([b.shape for b in blocks])

@@ -121,7 +121,7 @@ def suppress_cells(
     unresolved = np.zeros(n, dtype=bool)
     checked: set[int] = set()  # contributors once checked stay protected as more cells are withheld
     if singletons:
-        suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual, checked=checked)
+        suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual, checked=checked)  # type: ignore[arg-type]  # sole is given with singletons
         exposed |= lost
     while intervals and check.size:  # each round withholds a new cell or stops
         before = suppressed.copy()
@@ -132,7 +132,7 @@ def suppress_cells(
         if not singletons or np.array_equal(before, suppressed):
             break
         before = suppressed.copy()
-        suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual, checked=checked)
+        suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual, checked=checked)  # type: ignore[arg-type]  # sole is given with singletons
         exposed |= lost
         if np.array_equal(before, suppressed):
             break
@@ -395,7 +395,7 @@ class CellSuppression(Mechanism):
             priority=self.priority,
             intervals=intervals,
             singletons=singletons,
-            sole=np.where(mt.n_contributors == 1, mt.largest, -1) if singletons else None,
+            sole=np.where(mt.n_contributors == 1, mt.largest, -1) if singletons else None,  # type: ignore[arg-type]
             inner_values=mt.inner_values,
             forced=cell_mask(pub, self.forced, "forced"),
             hidden=cell_mask(pub, self.hidden, "hidden"),

@@ -74,7 +74,7 @@ class DisclosureProbabilities(Result):
     def to_frame(self) -> pd.DataFrame:
         """One row per non-empty quasi-identifier cell: keys, total, probability, guessed category."""
         codes = unravel(self.key_index, [v.size for v in self.key_variables])
-        data = {v.name: [v.categories[c] for c in codes[:, j]] for j, v in enumerate(self.key_variables)}
+        data: dict[str, Any] = {v.name: [v.categories[c] for c in codes[:, j]] for j, v in enumerate(self.key_variables)}
         data["total"] = self.total
         data["probability"] = self.probability
         data["guess"] = [self.categories[g] for g in self.guess]

@@ -121,6 +121,7 @@ def _place_labels(ax: Any, xs: np.ndarray, ys: np.ndarray, texts: list[str], px:
                 best = (score, dx, dy, box)
             if score == 0:
                 break
+        assert best is not None  # _OFFSETS is not empty
         _, dx, dy, box = best
         placed.append(box)
         ha = "right" if dx < 0 else "center" if dx == 0 else "left"

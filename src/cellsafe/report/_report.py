@@ -199,21 +199,21 @@ class Report:
         self.k = sorted({int(x) for x in k} | set(ks))
         self.p = sorted({float(x) for x in p} | set(ps))
         self.releases: list[Released] = [r if isinstance(r, Released) else load_release(r, table) for r in releases]
-        candidates = []
+        candidates: list[tuple[str, Any, str | None]] = []
         for m in mechanisms:
             mech = make_mechanism(m) if not isinstance(m, CellwiseMechanism) else m
             if not isinstance(mech, CellwiseMechanism):
                 raise InvalidArgumentError(
                     f"{m!r} is not a cell-wise mechanism; the report's a priori metrics need transition probabilities."
                 )
-            candidates.append(("candidate", mech, None))
+            candidates.append(("candidate", mech, None))  # role, mechanism, release name
         for rel in self.releases:
             if rel.kind == "table" and rel.mechanism is not None:
                 candidates.append(("released", rel.mechanism, rel.name))
         self._cs = cell_sizes(table)
         self.created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.inputs = dict(inputs or {})
-        self._figures: dict[str, dict[str, Any]] = {}
+        self._figures: dict[str, list[tuple[str, str]]] = {}
         self.sections: dict[str, Any] = {}
         self._build_data()
         self._build_mechanisms(candidates, hellinger)
@@ -243,7 +243,7 @@ class Report:
     def _build_mechanisms(self, candidates: list[tuple[str, Any, str | None]], hellinger: bool) -> None:
         from ..apriori import assess
 
-        out = []
+        out: list[dict[str, Any]] = []
         seen: dict[str, int] = {}
         for role, mech, release in candidates:
             spec = _spec(mech)
@@ -359,7 +359,7 @@ class Report:
 
         pub = Publication.from_formula(self.table, formula, hierarchies=hierarchies or None, zeros=False)
         audit = audit_suppression(PublishedTable.from_frame(frame, pub, self.table))
-        status = audit.release.suppression
+        status: Any = audit.release.suppression
         return {"primary": int((status == "primary").sum()), "secondary": int((status == "secondary").sum()),
                 "audited": int(audit.cells.shape[0]), "unsafe": audit.n_unsafe, "passed": audit.passed}
 

@@ -51,7 +51,7 @@ def styled() -> Iterator[None]:
     """The house style for the figures drawn (and saved) inside the block."""
     import matplotlib
 
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(_RC):  # type: ignore[arg-type]  # the stubs list the keys as literals
         yield
 
 

@@ -315,7 +315,7 @@ _Arrays = Mapping[str, np.ndarray]
 class _Value:
     """A compiled value: numbers (float, NaN missing) or category codes of one column."""
 
-    def __init__(self, fn: Callable[[_Arrays], np.ndarray], column: Column | None = None, literal: Any = None, na: bool = False):
+    def __init__(self, fn: Callable[..., Any], column: Column | None = None, literal: Any = None, na: bool = False):
         self.fn, self.column, self.literal, self.na = fn, column, literal, na
 
 
@@ -368,7 +368,7 @@ class _Compiler:
             return _Value(lambda a, f=f, g=g, op=op: _quiet(op, f(a), g(a)))
         raise InvalidArgumentError(f"{self.where}: a comparison is used where a value is expected.")
 
-    def number(self, node: _Node) -> Callable[[_Arrays], np.ndarray]:
+    def number(self, node: _Node) -> Callable[..., Any]:
         v = self.value(node)
         if v.na or (v.literal is not None and isinstance(v.literal, str)):
             raise InvalidArgumentError(f"{self.where}: arithmetic needs numbers; got {'NA' if v.na else repr(v.literal)}.")
@@ -380,7 +380,7 @@ class _Compiler:
             return lambda a, f=v.fn, t=table: t[f(a)]
         return v.fn
 
-    def boolean(self, node: _Node) -> Callable[[_Arrays], np.ndarray]:
+    def boolean(self, node: _Node) -> Callable[..., Any]:
         if node.kind in ("and", "or"):
             f, g = (self.boolean(a) for a in node.args)
             op = np.logical_and if node.kind == "and" else np.logical_or
@@ -396,7 +396,7 @@ class _Compiler:
             return self._compare(node.value, self.value(node.args[0]), self.value(node.args[1]))
         raise InvalidArgumentError(f"{self.where}: a value is used where a comparison is expected.")
 
-    def _compare(self, op: str, left: _Value, right: _Value) -> Callable[[_Arrays], np.ndarray]:
+    def _compare(self, op: str, left: _Value, right: _Value) -> Callable[..., Any]:
         if left.column is None and right.column is not None:
             left, right = right, left
             op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
@@ -414,7 +414,7 @@ class _Compiler:
                 if list(map(str, col.labels)) != list(map(str, right.column.labels)):
                     raise DataError(f"{self.where}: {col.name!r} and {right.column.name!r} have different categories.")
                 f, g, k = left.fn, right.fn, col.missing_code
-                eq = lambda a: (f(a) == g(a)) & (f(a) != k)  # noqa: E731
+                eq: Callable[..., Any] = lambda a: (f(a) == g(a)) & (f(a) != k)  # noqa: E731
             else:
                 code = _code_of(col, right.literal, self.where)
                 f = left.fn
@@ -437,7 +437,7 @@ class _Compiler:
 
         return cmp
 
-    def _num(self, v: _Value) -> Callable[[_Arrays], np.ndarray]:
+    def _num(self, v: _Value) -> Callable[..., Any]:
         if v.literal is not None and isinstance(v.literal, str):
             raise DataError(f"{self.where}: the category {v.literal!r} is compared with a number.")
         if v.column is not None and v.column.kind == "categorical":
@@ -450,7 +450,7 @@ class _Compiler:
             return lambda a, f=v.fn, t=table: t[f(a)]
         return v.fn
 
-    def _missing(self, v: _Value) -> Callable[[_Arrays], np.ndarray]:
+    def _missing(self, v: _Value) -> Callable[..., Any]:
         if v.column is None:
             if v.na:
                 return lambda a: np.bool_(True)
@@ -477,8 +477,8 @@ class CompiledRule:
     """
 
     rule: Rule
-    condition: Callable[[_Arrays], np.ndarray]
-    consequence: Callable[[_Arrays], np.ndarray]
+    condition: Callable[..., Any]
+    consequence: Callable[..., Any]
     allowed: np.ndarray | None
     fixed_value: Any
 

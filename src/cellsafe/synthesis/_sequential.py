@@ -383,8 +383,9 @@ class SequentialSynthesizer:
         return self
 
     def _strata_groups(self, columns: dict[str, Column], arrays: dict[str, np.ndarray], plan: "_Plan", n: int) -> list["_Group"]:
-        col = columns[self.strata]
-        codes = arrays[self.strata]
+        strata = str(self.strata)  # given: the groups are its categories
+        col = columns[strata]
+        codes = arrays[strata]
         counts = np.bincount(codes, minlength=col.missing_code + 1)
         labels = list(col.labels) + ([None] if col.has_missing else [])
         minimum = self.min_stratum if self.min_stratum is not None else 10 + 10 * len(plan.visit)
@@ -400,7 +401,7 @@ class SequentialSynthesizer:
         self.pooled_strata_ = [_plain(labels[c]) for c in small]
         if small:
             rows = np.flatnonzero(np.isin(codes, small))
-            groups.append(_Group("(pooled)", rows, plan.with_first(self.strata)))
+            groups.append(_Group("(pooled)", rows, plan.with_first(strata)))
             note = (
                 f"strata smaller than {minimum} records ({', '.join(f'{labels[c]!s} ({counts[c]})' for c in small)}) are "
                 f"synthesized together, with {self.strata!r} kept as their first variable"
@@ -567,7 +568,7 @@ class SequentialSynthesizer:
             steps = self._proper_steps(g, stream(root, _PURPOSE_PROPER, i, k)) if self.proper else None
             return self._draw_group(g, g.rows.size, lambda j: stream(root, _PURPOSE_STRATA, k, i, j), bar, steps)
 
-        syn: dict[str, np.ndarray] = {self.strata: self._strata_codes}
+        syn: dict[str, np.ndarray] = {str(self.strata): self._strata_codes}
         for (_k, g), (part, _) in zip(enumerate(self._groups), self._map(draw, list(enumerate(self._groups)))):
             for name, values in part.items():
                 if name == self.strata:

@@ -175,7 +175,8 @@ def fit_step(
         marginal = np.bincount(y_all[rows], minlength=col.missing_code + 1).astype(np.float64)
         marginal /= max(marginal.sum(), 1.0)
     donor_values = y_all[rows] if col.kind == "numeric" else None
-    common = dict(fixed=fixed, restrict=restrict, pairs=tuple(pairs), marginal=marginal, donors=donor_values)
+    common: dict[str, Any] = dict(fixed=fixed, restrict=restrict, pairs=tuple(pairs), marginal=marginal,
+                                  donors=donor_values)
     if method == "keep":
         return Step(name, method, preds, KeptColumn(name, y_all), **common)
     y = y_all[rows]
@@ -268,7 +269,7 @@ def draw_step(
         rules = [(np.broadcast_to(r.condition(sub), (free.size,)), r.allowed) for r in step.restrict]
         pairs = [(sub[p.other], p.seen) for p in step.pairs]
         k = col.missing_code + 1
-        values, relaxed = draw_categorical(step.model, x, gen, k, step.marginal, rules, pairs)
+        values, relaxed = draw_categorical(step.model, x, gen, k, step.marginal, rules, pairs)  # type: ignore[arg-type]
         y = np.full(n, col.missing_code, dtype=np.int64)
     else:
         values = _draw_number(step, x, sub, free.size, gen)

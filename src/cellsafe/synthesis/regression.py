@@ -270,8 +270,8 @@ def _newton_step(x: np.ndarray, y: np.ndarray, theta: np.ndarray, p: int, k: int
             block = x.T @ (x * w[:, None])
             hess[:, a, :, c] = block
             hess[:, c, :, a] = block.T
-    hess = hess.reshape(p * (k - 1), p * (k - 1))
+    square: np.ndarray = hess.reshape(p * (k - 1), p * (k - 1))
     try:
-        return np.linalg.solve(hess, grad)
+        return np.linalg.solve(square, grad)
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(hess, grad, rcond=None)[0]
+        return np.linalg.lstsq(square, grad, rcond=None)[0]

@@ -211,7 +211,7 @@ def _efficient(risk: np.ndarray, util: np.ndarray) -> np.ndarray:
 
 def frontier(
     table_or_cell_sizes: Any,
-    grid: Sequence[Mapping[str, Any]] | None = None,
+    grid: Sequence[Mapping[str, Any] | str | CellwiseMechanism] | None = None,
     *,
     families: Sequence[str] | None = None,
     n: int = 100,

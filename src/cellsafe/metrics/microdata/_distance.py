@@ -38,7 +38,7 @@ __all__ = ["DistanceToClosestRecord", "MembershipInference", "distance_to_closes
 _BLOCK_ELEMENTS = 1 << 23  # query x reference entries per block (~32 MB of float32)
 
 
-def _encode(frames: list[pd.DataFrame], cols: list[str], categorical: Sequence[str] | None, owner: str):
+def _encode(frames: list[pd.DataFrame], cols: list[str], categorical: Sequence[str] | None, owner: str) -> Any:
     """Categorical codes (int32) and scaled numeric values (float32) of each frame."""
     cat = [c for c in cols if any(is_categorical(f[c], categorical) for f in frames)]
     num = [c for c in cols if c not in cat]
@@ -298,6 +298,7 @@ def membership_inference(
         raise InvalidArgumentError(f"{owner} needs a holdout: records of the same population not used to synthesize.")
     orig, syn, hold, n_sample = _inputs(original, synthetic, holdout, n_sample, owner)
     cols = check_columns({"original": orig, "synthetic": syn, "holdout": hold}, columns, owner)
+    assert hold is not None  # given, checked above
     gen = as_generator(rng)
     n = min(len(orig), len(hold)) if n_sample is None else min(n_sample, len(orig), len(hold))
     mem = orig.iloc[_sample(len(orig), n, gen)]

@@ -131,7 +131,7 @@ def _blocks(
     return out
 
 
-def _design(frame: pd.DataFrame, terms: Sequence[tuple[str, ...]], intercept: bool, levels) -> tuple[list[str], np.ndarray]:
+def _design(frame: pd.DataFrame, terms: Sequence[tuple[str, ...]], intercept: bool, levels: Any) -> tuple[list[str], np.ndarray]:
     variables = sorted({v for t in terms for v in t})
     blocks = _blocks(frame, variables, levels)
     names: list[str] = ["(Intercept)"] if intercept else []
@@ -187,9 +187,10 @@ def _fit_categories(
         return labels, est, np.diag(model.vcov).copy(), np.inf
     if np.unique(y).size < k:
         raise DataError(f"{_OWNER}: an ordinal response needs every category in each data set; some of {list(levels)} do not occur.")
-    model = fit_polr(y, k, x)
+    ordinal = fit_polr(y, k, x)
     labels = list(names) + [f"{a}|{b}" for a, b in zip(levels[:-1], levels[1:])]
-    return labels, np.concatenate([model.coef, model.zeta]), np.diag(model.vcov).copy(), np.inf
+    assert ordinal.vcov is not None  # the ordinal model always has its standard errors
+    return labels, np.concatenate([ordinal.coef, ordinal.zeta]), np.diag(ordinal.vcov).copy(), np.inf
 
 
 def _fit(x: np.ndarray, y: np.ndarray, family: str) -> tuple[np.ndarray, np.ndarray, float]:
