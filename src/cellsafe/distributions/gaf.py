@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from ._special import special
 
 from .._catalog import declared
 from .._params import Param

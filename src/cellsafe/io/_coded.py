@@ -72,7 +72,7 @@ class CodedCells(NamedTuple):
     """
 
     dictionaries: list[list[Any]]
-    index: np.ndarray
+    index: np.ndarray  # type: ignore[assignment]  # a field named like tuple.index: the cells' flat indices
     counts: np.ndarray
     key_sums: np.ndarray | None
     integer_keys: bool | None
@@ -270,12 +270,12 @@ class _Crossing:
         self.sums.append([np.bincount(flat, weights=w, minlength=n_cells)[nz] for w in key_weights])
         self.last = (nz, sizes)
         rest = nz
-        codes = []
+        digits: list[np.ndarray] = []  # each variable's code of the non-empty cells, last variable first
         for size in reversed(sizes[1:]):
             rest, code = np.divmod(rest, size)
-            codes.append(code)
-        codes.append(rest)
-        for j, code in enumerate(codes[::-1]):
+            digits.append(code)
+        digits.append(rest)
+        for j, code in enumerate(digits[::-1]):
             self.cells[j].append(code)
         return True
 

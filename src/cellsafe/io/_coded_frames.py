@@ -39,9 +39,10 @@ def _pandas_column(series: Any) -> tuple[Any, bool] | None:
         return pa.DictionaryArray.from_arrays(pa.array(codes), dictionary), True
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":
         return pa.array(np.asarray(series)), False
-    if pd.api.types.is_string_dtype(dtype) or dtype == object:
+    if pd.api.types.is_string_dtype(dtype) or dtype == np.dtype(object):
         try:
-            array = pa.array(series.to_numpy(), type=pa.string()) if dtype == object else pa.array(series.array)
+            array = (pa.array(series.to_numpy(), type=pa.string()) if dtype == np.dtype(object)
+                     else pa.array(series.array))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             return None  # mixed or non-text objects: pandas' and DuckDB's own rules apply
         if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):

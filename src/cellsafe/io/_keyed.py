@@ -247,15 +247,16 @@ def _check_keyed(con: Any, q: _KeyedQuery, variables: Sequence[str], record_key:
     numbered = f"(SELECT row_number() OVER () AS __line, * FROM {q.src})"
     for v, n_missing in zip(variables, nulls):
         if n_missing:
-            line = _first_line(con, numbered, f"{_quote_ident(v)} IS NULL", "")
-            at = f", the first in data row {line[0]}" if line is not None else ""
+            first_na = _first_line(con, numbered, f"{_quote_ident(v)} IS NULL", "")
+            at = f", the first in data row {first_na[0]}" if first_na is not None else ""
             raise DataError(
                 f"variable {v!r} has {n_missing} missing value(s) in {q.where}{at}; recode missing values as a "
                 "category (for example 'Unknown') or drop those rows."
             )
     if not n_bad:
         return
-    line, value = _first_line(con, numbered, q.bad_key, _quote_ident(record_key))  # type: ignore[misc, arg-type]
+    first_bad = _first_line(con, numbered, q.bad_key, _quote_ident(record_key))  # type: ignore[arg-type]
+    line, value = first_bad if first_bad is not None else (None, None)
     if value is None or (isinstance(value, float) and np.isnan(value)):
         what = "missing value(s)" if value is None else "NaN value(s)"
         raise DataError(
