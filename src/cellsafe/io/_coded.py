@@ -459,8 +459,10 @@ def aggregate_parquet_codes(
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "r.parquet"
     >>> pq.write_table(pa.table({"sex": ["M", "F", "F"], "age": [30, 30, 41], "key": [7, 200, 100]}), f)
     >>> res = aggregate_parquet_codes(f, ["sex", "age"], "key", n_keys=256)
-    >>> res.dictionaries, res.counts.tolist(), res.key_sums.tolist()
-    ([['M', 'F'], [30, 41]], [1, 1, 1], [7, 200, 100])
+    >>> res.dictionaries[0], res.counts.tolist(), res.key_sums.tolist()
+    (['M', 'F'], [1, 1, 1], [7, 200, 100])
+    >>> res.dictionaries[1][0], res.dictionaries[1][-1]   # integers: codes by value over their range
+    (30, 41)
     """
     if not _is_parquet_file(source) or isinstance(variables, str) or not len(variables):
         return None

@@ -138,8 +138,10 @@ def aggregate_frame_codes(
     >>> import pandas as pd
     >>> df = pd.DataFrame({"sex": ["M", "F", "F"], "age": [30, 30, 41]})
     >>> res = aggregate_frame_codes(df, ["sex", "age"])
-    >>> res.dictionaries, res.index.tolist(), res.counts.tolist()
-    ([['M', 'F'], [30, 41]], [0, 2, 3], [1, 1, 1])
+    >>> res.dictionaries[0], res.counts.tolist()
+    (['M', 'F'], [1, 1, 1])
+    >>> res.dictionaries[1][0], res.dictionaries[1][-1]   # integers: codes by value over their range
+    (30, 41)
     """
     if isinstance(variables, str) or not len(variables) or isinstance(frame, (str, os.PathLike)):
         return None
