@@ -8,7 +8,7 @@ file separated by semicolons or tabs instead of commas (read as one column, whic
 "unknown variable"), and early rows whose number of fields differs from the header's (where the
 sniffer then guesses the wrong columns).  Rows past the sample are checked by the reader itself.
 
-The writer: 
+The writer:
 a published table has few distinct labels per column (categories, ``Total``, crossing names) and
 many rows.  Each distinct label is formatted once by Python's :mod:`csv` module with the dialect
 ``DataFrame.to_csv`` uses (comma, minimal quoting, doubled quotes, ``os.linesep`` between rows), and

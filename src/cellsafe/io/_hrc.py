@@ -40,9 +40,9 @@ def read_hrc(path: "str | os.PathLike[str]", *, marker: str = "@") -> tuple[list
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:  # a Windows export (Latin-1, CP1252): its codes would not match the data's
-        line = data[: exc.start].count(b"\n") + 1
+        bad_line = data[: exc.start].count(b"\n") + 1
         raise DataError(
-            f"{str(p)!r}, line {line}: the hierarchy file is not UTF-8 text (byte 0x{data[exc.start]:02x}); re-encode "
+            f"{str(p)!r}, line {bad_line}: the hierarchy file is not UTF-8 text (byte 0x{data[exc.start]:02x}); re-encode "
             f"it, for example iconv -f latin1 -t utf-8 {p.name} > utf8-{p.name}"
         ) from None
     for lineno, raw in enumerate(text.splitlines(), start=1):

@@ -426,7 +426,7 @@ class SequentialSynthesizer:
             self._arrays = arrays  # refitted on a bootstrap sample for every implicate
 
     def _fit_steps(self, g: "_Group", sub: dict[str, np.ndarray], bar: Any = None, kept: list[Step] | None = None) -> list[Step]:
-        settings = dict(min_leaf=self.min_leaf, bounded=self.bounded, donors=self.donors)
+        settings: dict[str, Any] = dict(min_leaf=self.min_leaf, bounded=self.bounded, donors=self.donors)
         steps = []
         for j, name in enumerate(g.plan.visit):
             if kept is not None and kept[j].method == "keep":
