@@ -106,13 +106,13 @@ class Compression:
         self.kept = [np.ones(s, bool) for s in self.sizes] if kept is None else [np.asarray(k, bool) for k in kept]
         self.weights = weights
         self.maps = []
-        self.new_sizes = []
+        sizes = []
         for k in self.kept:
             m = np.full(k.size, int(k.sum()), dtype=np.int64)
             m[k] = np.arange(int(k.sum()))
             self.maps.append(m)
-            self.new_sizes.append(int(k.sum()) + (0 if k.all() else 1))
-        self.new_sizes = tuple(self.new_sizes)
+            sizes.append(int(k.sum()) + (0 if k.all() else 1))
+        self.new_sizes = tuple(sizes)
 
     def marginal(self, x: np.ndarray, attrs: Sequence[int]) -> np.ndarray:
         """A marginal on the original codes summed onto the merged ones."""

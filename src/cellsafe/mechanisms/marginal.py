@@ -30,9 +30,8 @@ Implicates (``m``) are further draws from the one fitted model: post-processing,
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 import numpy as np
 
@@ -43,7 +42,7 @@ from .._registry import register
 from .._results import Result
 from ..exceptions import InvalidArgumentError
 from ..fitting.graphical import GraphicalModel
-from ..table import INDEX_DTYPE, CountTable, Domain, Variable, check_table
+from ..table import INDEX_DTYPE, CountTable, Domain, Variable
 from ._base import Mechanism
 from ._marginal_source import MarginalSource, marginal_source
 from ._marginal_steps import Compression, PrivacyStep, run_aim, run_mst
@@ -183,7 +182,7 @@ class MarginalSynthesizer(Mechanism[CountTable]):
     """
 
     selection = "mst"
-    _params: tuple[Param, ...] = ()
+    _params: ClassVar[tuple[Param, ...]] = ()
     _integer_counts = True
 
     def __new__(cls, *args: Any, selection: str | None = None, **kwargs: Any) -> "MarginalSynthesizer":
@@ -342,7 +341,7 @@ class MarginalPlan:
 
     @property
     def loss(self) -> Any:
-        return self.synthesizer.privacy_loss(self.synthesizer.relation, delta=self.delta)
+        return self.synthesizer.privacy_loss(self.synthesizer.relation, delta=self.delta)  # type: ignore[attr-defined]  # DPMechanism's (dp), next
 
     @property
     def description(self) -> dict[str, Any]:
