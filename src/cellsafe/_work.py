@@ -93,7 +93,7 @@ def check(what: str, seconds: float, fix: str, memory: float | None = None) -> N
     mem = f" and {memory / 2**30:,.1f} GB of memory" if memory is not None and memory >= 2**28 else ""
     too_big = memory is not None and avail is not None and memory > 0.8 * avail
     if limit is not None and (seconds > float(limit) or too_big):  # type: ignore[arg-type]
-        more = f" ({avail / 2**30:,.1f} GB available)" if too_big else ""
+        more = f" ({avail / 2**30:,.1f} GB available)" if too_big and avail is not None else ""
         raise WorkTooLongError(
             f"{what}: about {duration(seconds)} on this machine{mem}{more}; {fix}, or allow a long run "
             "(--allow-long; in Python, outside cellsafe._work.work_limit)."

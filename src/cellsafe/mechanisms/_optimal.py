@@ -280,6 +280,7 @@ def optimal_secondary(
         note = (f"{note}: the Gaussian pattern is returned (cost {start_cost:.6g}; no protecting pattern costs less than "
                 f"{bound:.6g}{found})")
         best, best_cost = start, start_cost
+    assert best is not None  # the Gaussian start at least
     return OptimalPattern(best.copy(), optimal, best_cost, bound, start_cost, it, cuts, attacker.n_lp, note)
 
 
