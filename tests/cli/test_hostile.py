@@ -14,13 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -78,8 +80,19 @@ def _files(d: Path) -> None:
     w("total.csv", "sex,age\nF,2\nTotal,10\nM,2\nF,10\n")
     w("total-geo.hrc", "N\n@N1\n@Total\nS\n@S1\n@S2\n")
     # magnitudes whose binary sums carry artefacts (0.1 + 0.2 = 0.30000000000000004)
+    w("one.csv", "sex,age,income\nF,30,1000\n")  # one real record
     w("zero-counts.csv", "sex,age,count\nF,2,0\nM,10,0\n")  # synthesized, every cell draws 0: a table without rows
     w("firms.csv", "nace,firm,turnover\nA,1,0.1\nA,2,0.2\nA,3,6148191.54\nB,4,0.7\nB,5,0.1\nB,6,0.3\nB,7,12.02\n")
+
+
+def _killed_leftovers(d: Path) -> None:
+    """kd/real.csv holds 3 records; a killed run into kd/records.csv left 1,000 records in its work folder."""
+    (d / "kd").mkdir()
+    (d / "kd" / "real.csv").write_text("sex,age\nF,2\nM,10\nF,30\n")
+    run = d / "kd" / ".records.csv.partial" / "run-killed"
+    run.mkdir(parents=True)
+    (run.parent / "lock").write_text("pid 999999, since 2026-01-01T00:00:00+00:00\n")
+    (run / "records.csv").write_text("sex,age\n" + "F,2\n" * 1000)
 
 
 def _codes(d: Path) -> None:
@@ -108,9 +121,14 @@ class Case:
     lacks: tuple[tuple[str, str], ...] = ()  # (file, text): text that must not appear in a written file
     fault: str | None = None  # "disk-full": every write fails with ENOSPC
     files: tuple[str, ...] = ()  # larger inputs made for this case only (see _LARGE)
+    prepare: Any = None  # a function of the case's folder, run after the files are written (a killed run's leftovers)
+    busy: str | None = None  # an output another run is writing meanwhile (its lock is held during the case)
+    hidden_ok: bool = False  # hidden files may remain (the leftovers of a killed run into another output)
+    kind: str = ""
 
 
-CASES = [
+# The wrong cases of the audit (a wrong answer, an input destroyed, a silent replacement, a traceback, no bound)
+WRONG = [
     # --- inputs are never written or removed (26 item 2) -------------------------------------------------------
     Case("overwrite-glob-matches", "synthesize {d}/parts/*.csv --glob --variables sex,age --count count --distribution poisson --seed 1 --overwrite --quiet --output {d}/parts",
          2, "holds the input", exist=("parts/a.csv", "parts/b.csv")),
@@ -150,13 +168,6 @@ CASES = [
     Case("report-output-inside-release", "report {d}/freq.csv --variables sex,age --count count --release {d}/rel --no-hellinger --no-frontier --output {d}/rel/report.html",
          2, "inside the input folder", absent=("rel/report.html",),
          setup="synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/rel"),
-    # --- formats by extension -----------------------------------------------------------------------------------
-    Case("frontier-plot-gif", "frontier {d}/freq.csv --variables sex,age --count count --distributions nbi --grid 3 --output {d}/f.csv --plot {d}/f.gif",
-         2, "must end in .png or .svg", absent=("f.csv",)),
-    Case("report-output-pdf", "report {d}/freq.csv --variables sex,age --count count --mechanism nbi:sigma=1 --output {d}/r.pdf",
-         2, "must be an .html file"),
-    Case("utility-plot-gif", "utility {d}/people.csv {d}/freq.csv --variables sex,age --model sex+age --plot {d}/u.gif",
-         2, "must end in .png, .pdf or .svg"),
     # --- bounded work: said before it starts, refused past ten minutes unless --allow-long (26 item 4) ---------------
     Case("frontier-grid-million", "frontier {d}/freq.csv --variables sex,age --count count --grid 1000000 --quiet --output {d}/f.csv",
          2, "a frontier of 1,000,000 settings: about", absent=("f.csv",)),
@@ -175,6 +186,31 @@ CASES = [
          2, "No space left on device while writing", absent=("o",), fault="disk-full"),
     Case("disk-full-budget-log", "budget {d}/b.json --create --epsilon 1", 2, "No space left on device while writing",
          absent=("b.json",), fault="disk-full"),
+]
+
+WRONG += [
+    # --- two runs at once; a killed run's leftovers (the child-process tests below show the real thing) -------------
+    Case("second-writer-of-a-file", "publish {d}/people.csv --variables sex,age --formula sex*age --method scr --seed 1 --quiet --output {d}/p.csv",
+         2, "is being written by another cellsafe run (pid", absent=("p.csv",), busy="p.csv"),
+    Case("second-writer-of-a-folder", "synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --overwrite --output {d}/o",
+         2, "wait for it to finish or choose another --output", absent=("o",), busy="o"),
+    Case("second-writer-of-a-budget-log", "budget {d}/b.json --create --epsilon 1", 2, "being written by another cellsafe run",
+         absent=("b.json",), busy="b.json"),
+    Case("glob-never-reads-a-killed-runs-partial", "describe {d}/kd/*.csv --glob --variables sex,age --json", 0, '"total": 3,',
+         prepare=lambda d: _killed_leftovers(d), hidden_ok=True),
+    Case("rerun-clears-a-killed-runs-partial", "expand {d}/freq.csv --variables sex,age --count count --seed 1 --quiet --output {d}/kd/records.csv",
+         0, "", exist=("kd/records.csv",), absent=("kd/.records.csv.partial",), prepare=lambda d: _killed_leftovers(d)),
+]
+
+# The half-right cases (the right outcome reached the wrong way: a misleading message, a silent acceptance...)
+HALF = [
+    # --- formats by extension -----------------------------------------------------------------------------------
+    Case("frontier-plot-gif", "frontier {d}/freq.csv --variables sex,age --count count --distributions nbi --grid 3 --output {d}/f.csv --plot {d}/f.gif",
+         2, "must end in .png or .svg", absent=("f.csv",)),
+    Case("report-output-pdf", "report {d}/freq.csv --variables sex,age --count count --mechanism nbi:sigma=1 --output {d}/r.pdf",
+         2, "must be an .html file"),
+    Case("utility-plot-gif", "utility {d}/people.csv {d}/freq.csv --variables sex,age --model sex+age --plot {d}/u.gif",
+         2, "must end in .png, .pdf or .svg"),
     # --- CSV inputs: one line naming the file, the line and the fix (26 item 5) -----------------------------------
     Case("duplicate-header-count", "describe {d}/dup.csv --variables sex,age --count count", 2, "dup.csv', line 1: the header names the column 'count' twice (columns 3 and 4)"),
     Case("duplicate-header-synthesize", "synthesize {d}/dup.csv --variables sex,age --distribution poisson --seed 1 --output {d}/o", 2, "names the column 'count' twice", absent=("o",)),
@@ -230,12 +266,43 @@ CASES = [
     Case("report-all-zero-table", "report {d}/freq.csv --variables sex,age --count count --release {d}/zero --no-hellinger --no-frontier --quiet --output {d}/r.html",
          0, "", exist=("r.html",), setup="synthesize {d}/zero-counts.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/zero"),
     Case("report-release-read-as-written", "report {d}/freq.csv --variables sex,age --count count --release {d}/rel --no-hellinger --no-frontier --quiet --output {d}/r.html",
-         0, "", exist=("r.html",), setup="synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/rel"),
+         0, "", exist=("r.html",), setup="synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --seed 1 --quiet --output {d}/rel"),]
+
+HALF += [
+    # --- more CSV inputs through other readers ---------------------------------------------------------------------
+    Case("semicolon-evaluate-microdata", "evaluate-microdata {d}/semi.csv {d}/people.csv --tables 1", 2, "separated by semicolons"),
+    Case("duplicate-header-published-file", "audit {d}/dup.csv {d}/people.csv --variables sex,age --formula sex*age", 2, "names the column 'count' twice"),
+    Case("ragged-synthetic-file", "utility {d}/people.csv {d}/ragged-early.csv --variables sex,age --model sex+age", 2, "ragged-early.csv', line 2"),
+    Case("latin1-synthetic-file", "evaluate {d}/people.csv {d}/latin1.csv --variables sex,age", 2, "not UTF-8 text (byte 0xe9)"),
+    Case("empty-structural-zeros", "synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --structural-zeros {d}/empty.csv --output {d}/o",
+         2, "empty.csv', line 1: the file is empty", absent=("o",)),
+    Case("semicolon-hierarchy-csv", "publish {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/semi.csv --formula geo*sex --method scr --output {d}/p.csv",
+         2, "separated by semicolons", absent=("p.csv",)),
+    Case("empty-dp-input", "dp-synthesize {d}/empty.csv --variables sex,age --domain {d}/dom.json --mechanism multinomial-dirichlet --epsilon 1 --output {d}/dpo",
+         2, "the file is empty", absent=("dpo",)),
+    # --- strict JSON everywhere ------------------------------------------------------------------------------------
+    Case("describe-json-strict", "describe {d}/freq.csv --variables sex,age --json", 0, '"nnz"', not_printed=("NaN", "Infinity")),
+    Case("assess-json-strict", "assess {d}/freq.csv --variables sex,age --distribution poisson --json", 0, "tau", not_printed=("NaN", "Infinity")),
+    Case("tune-json-strict", "tune {d}/freq.csv --variables sex,age --distribution nbi --solve sigma --target tau4(1)=0.4 --json", None, "", not_printed=("NaN", "Infinity")),
+    Case("budget-json-strict", "budget {d}/b.json --json", 0, "budget", not_printed=("NaN", "Infinity"), setup="budget {d}/b.json --create --epsilon 1"),
+    Case("audit-json-strict", "audit {d}/p.csv {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo' --json",
+         None, "", not_printed=("NaN", "Infinity"), setup=SUP + " --output {d}/p.csv", changed=("p.csv", "p.csv.manifest.json")),
+    # --- a release that is the confidential data says so -------------------------------------------------------------
+    Case("one-real-record-released", "synthesize-microdata {d}/one.csv --seed 1 --quiet --output {d}/o", 0, "is the confidential data itself: the same 1 record(s)", exist=("o/synthetic_1.csv",)),
+    Case("keep-every-column-released", "synthesize-microdata {d}/people.csv --keep sex,age,answer --seed 1 --quiet --output {d}/o", 0, "every column is kept (--keep)", exist=("o/synthetic_1.csv",)),
+    Case("synthetic-release-no-warning", "synthesize-microdata {d}/people.csv --method sample --seed 1 --quiet --output {d}/o", 0, "", exist=("o/synthetic_1.csv",), not_printed=("confidential data itself",)),
+    # --- the report reads Parquet releases too -------------------------------------------------------------------------
+    Case("report-parquet-release", "report {d}/freq.csv --variables sex,age --count count --release {d}/relp --no-hellinger --no-frontier --quiet --output {d}/r.html",
+         0, "", exist=("r.html",), setup="synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --format parquet --seed 1 --quiet --output {d}/relp"),
 ]
+
+CASES = [replace(c, kind="wrong") for c in WRONG] + [replace(c, kind="half-right") for c in HALF]
 
 
 def _digests(d: Path) -> dict[str, str]:
-    return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.rglob("*")) if p.is_file()}
+    """The files' sha256, temporaries (hidden names) aside."""
+    return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.rglob("*"))
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(d).parts)}
 
 
 def _run(argv: str, d: Path, capsys) -> tuple[int, str]:
@@ -267,12 +334,20 @@ def test_hostile_case(tmp_path, capsys, monkeypatch, case):
     _files(tmp_path)
     for name in case.files:
         _LARGE[name](tmp_path)
+    if case.prepare is not None:
+        case.prepare(tmp_path)
     if case.setup:
         assert _run(case.setup, tmp_path, capsys)[0] == 0
     before = _digests(tmp_path)
     if case.fault == "disk-full":
         _disk_full(monkeypatch)
-    code, text = _run(case.argv, tmp_path, capsys)
+    if case.busy:  # another run holds the output's lock (as a writer mid-run does)
+        from cellsafe.io import OutputLock
+
+        with OutputLock(tmp_path / case.busy):
+            code, text = _run(case.argv, tmp_path, capsys)
+    else:
+        code, text = _run(case.argv, tmp_path, capsys)
     monkeypatch.undo()
     if case.rc is not None:
         assert code == case.rc, text
@@ -296,7 +371,93 @@ def test_hostile_case(tmp_path, capsys, monkeypatch, case):
         if name not in case.changed:
             assert after.get(name) == digest, f"{name} was changed or removed"
     hidden = [p for p in tmp_path.rglob(".*")]
-    assert not hidden, f"temporary files left: {hidden}"
+    assert case.hidden_ok or not hidden, f"temporary files left: {hidden}"
+
+
+def test_the_table_holds_the_audits_cases():
+    """At least the 17 wrong and 55 half-right cases of issue 26's audit, one row each (API cases below count too)."""
+    wrong = sum(c.kind == "wrong" for c in CASES) + sum(c[1] == "wrong" for c in API_CASES)
+    half = sum(c.kind == "half-right" for c in CASES) + sum(c[1] == "half-right" for c in API_CASES)
+    assert wrong >= 17 and half >= 55, (wrong, half)
+    assert len({c.name for c in CASES} | {c[0] for c in API_CASES}) == len(CASES) + len(API_CASES)  # one name a row
+
+
+# The Python API, as a careless user calls it: (name, kind, call on the case's folder, error, message fragment)
+def _float_counts(d: Path) -> Any:
+    from cellsafe.dp import sanitize
+
+    frame = pd.DataFrame({"region": ["N", "S", "E"], "count": [12, 7, None]})  # a NaN elsewhere: the column is float
+    return sanitize(frame["count"].to_numpy()[:2], epsilon=1.0, rng=1)
+
+
+def _float_counts_whole(d: Path) -> Any:
+    import numpy as np
+
+    from cellsafe.dp import sanitize
+
+    return sanitize(np.array([12.0, 7.0]), epsilon=1.0, rng=1)
+
+
+def _api_read_semicolons(d: Path) -> Any:
+    from cellsafe import CountTable
+
+    return CountTable.from_microdata(d / "semi.csv", ["sex", "age"], count="count")
+
+
+def _api_read_duplicate(d: Path) -> Any:
+    from cellsafe import CountTable
+
+    return CountTable.from_microdata(d / "dup.csv", ["sex", "age"], count="count")
+
+
+def _api_total_category(d: Path) -> Any:
+    from cellsafe import CountTable
+    from cellsafe.published import Publication
+
+    return Publication.from_formula(CountTable.from_microdata(d / "total.csv", ["sex", "age"]), "sex*age")
+
+
+def _api_hrc_latin1(d: Path) -> Any:
+    from cellsafe.io import read_hrc
+
+    return read_hrc(d / "latin1.hrc")
+
+
+def _api_two_writers(d: Path) -> Any:
+    from cellsafe.io import OutputLock, atomic_path
+
+    with OutputLock(d / "t.csv"), atomic_path(d / "t.csv") as tmp:
+        tmp.write_text("x\n")
+
+
+def _api_output_over_input(d: Path) -> Any:
+    from cellsafe.io import OutputSet
+
+    with OutputSet([d / "parts" / "a.csv"], overwrite=True) as out:
+        out.folder(d / "parts")
+
+
+API_CASES = [
+    ("api-float-counts-laplace", "half-right", _float_counts, "InvalidArgumentError", "whole numbers held as floats"),
+    ("api-whole-floats-laplace", "half-right", _float_counts_whole, "InvalidArgumentError", "counts take the exact integer mechanisms"),
+    ("api-semicolon-file", "half-right", _api_read_semicolons, "DataError", "separated by semicolons"),
+    ("api-duplicate-header", "half-right", _api_read_duplicate, "DataError", "names the column 'count' twice"),
+    ("api-total-category", "half-right", _api_total_category, "InvalidArgumentError", "which is reserved"),
+    ("api-hrc-latin1", "half-right", _api_hrc_latin1, "DataError", "not UTF-8 text"),
+    ("api-two-writers", "wrong", _api_two_writers, "OutputBusyError", "being written by another cellsafe run"),
+    ("api-overwrite-input-folder", "wrong", _api_output_over_input, "DataError", "holds the input"),
+]
+
+
+@pytest.mark.parametrize("name,kind,call,error,fragment", API_CASES, ids=[c[0] for c in API_CASES])
+def test_api_case(tmp_path, name, kind, call, error, fragment):
+    import cellsafe.exceptions as exceptions
+
+    _files(tmp_path)
+    before = _digests(tmp_path)
+    with pytest.raises(getattr(exceptions, error), match=re.escape(fragment)):
+        call(tmp_path)
+    assert _digests(tmp_path) == before and not list(tmp_path.rglob(".*"))
 
 
 def test_hierarchy_file_with_levels_is_in_the_manifest(tmp_path, capsys):

@@ -133,8 +133,13 @@ def test_discrete_gaussian_vector_calibration_is_conservative():
 def test_sanitize_defaults():
     assert sanitize(np.array([5, 6]), 1.0, rng=1).dtype == np.int64
     assert sanitize(np.array([5, 6]), 1.0, delta=1e-6, rng=1).dtype == np.int64
-    assert sanitize(np.array([5.0, 6.0]), 1.0, rng=1).dtype == np.float64
-    assert sanitize(np.array([5.0, 6.0]), 1.0, delta=1e-6, rng=1).dtype == np.float64
+    assert sanitize(np.array([5.5, 6.0]), 1.0, rng=1).dtype == np.float64
+    assert sanitize(np.array([5.5, 6.0]), 1.0, delta=1e-6, rng=1).dtype == np.float64
+    # counts held as floats (a NaN elsewhere made the column float) never get floating-point noise by default
+    for counts in (np.array([5.0, 6.0]), pd.Series([5, 6, None]).to_numpy(dtype=float)):
+        with pytest.raises(InvalidArgumentError, match="whole numbers held as floats"):
+            sanitize(counts, 1.0, rng=1)
+    assert sanitize(np.array([5.0, 6.0]), 1.0, mechanism="laplace", rng=1).dtype == np.float64  # sums, said so
     assert np.ndim(geometric_mechanism(7, 1.0, rng=1)) == 0
 
 

@@ -276,6 +276,43 @@ def _register(args: argparse.Namespace, out: Any, folder: Path, stem: str, fmt: 
     return paths, out.file(manifest_path, formats=("json",))
 
 
+def _as_text(frame: Any, columns: list[Any]) -> list[str]:
+    """The records as sorted lines of text, numbers by value (1000 and 1000.0 alike), for a comparison as multisets."""
+    import pandas as pd
+
+    parts = []
+    for c in columns:
+        col = frame[c]
+        num = pd.to_numeric(col, errors="coerce").tolist()
+        missing = col.isna().tolist()
+        parts.append(["" if gone else f"{n:.15g}" if not pd.isna(n) else str(v)  # missing, number, text
+                      for v, n, gone in zip(col.astype(object).tolist(), num, missing)])
+    return sorted(map("\x1f".join, zip(*parts)))
+
+
+def _warn_if_confidential(implicates: list[Any], records: Any, methods: dict[str, str]) -> None:
+    """A warning when an implicate is the confidential records themselves (in some order): nothing was synthesized.
+
+    One record gives itself back whatever the methods; --keep on every column releases the file as it is.
+    """
+    columns = list(records.columns)
+    kept = all(m == "keep" for m in methods.values())
+    why = ("every column is kept (--keep)" if kept else
+           "the file holds one record, and every draw gives it back" if len(records) == 1 else
+           "every value drawn repeats its own record")
+    reference = None
+    for i, implicate in enumerate(implicates, start=1):
+        if len(implicate) != len(records) or set(implicate.columns) != set(columns):
+            continue
+        reference = reference if reference is not None else _as_text(records, columns)
+        if _as_text(implicate, columns) == reference:
+            print(
+                f"cellsafe synthesize-microdata: warning: implicate {i} is the confidential data itself: the same "
+                f"{len(records):,} record(s), row for row ({why}). It is not synthetic; do not release it as such.",
+                file=sys.stderr,
+            )
+
+
 def _is_template(args: argparse.Namespace) -> bool:
     return Path(args.output).suffix.lower() in _TEMPLATE_SUFFIXES
 
@@ -288,7 +325,7 @@ def _synthesize(args: argparse.Namespace, out: Any, written: tuple[list[Path], P
 
     progress = progress_from_args(args)
     t0 = time.perf_counter()
-    frame = read_records(data)
+    frame = records = read_records(data)
     if isinstance(methods, dict) and None in methods:
         default = methods.pop(None)
         methods = {name: methods.get(name, default) for name in (visit or list(frame.columns))}
@@ -308,6 +345,7 @@ def _synthesize(args: argparse.Namespace, out: Any, written: tuple[list[Path], P
     notices = [str(w.message) for w in caught if issubclass(w.category, CellsafeWarning)]
     for text in notices:
         print(f"cellsafe synthesize-microdata: notice: {text}", file=sys.stderr)
+    _warn_if_confidential(implicates, records, synth.methods_)
 
     # written into the temporary places; the files appear only when all are complete
     paths, manifest_tmp = written

@@ -302,6 +302,12 @@ def discrete_gaussian_mechanism(
     return _add_noise(v, noise[: v.size], owner)
 
 
+def _counts_as_floats(v: np.ndarray) -> bool:
+    """Floats that look like counts: every finite value whole (missing values aside)."""
+    finite = v[np.isfinite(v)]
+    return bool(v.size) and bool(np.all(finite == np.floor(finite)))
+
+
 def sanitize(
     value: Any,
     epsilon: float,
@@ -334,6 +340,13 @@ def sanitize(
     d = check_real(delta, "delta", "sanitize", low=0.0, high=1.0, high_open=True)
     if mechanism is None:
         integer = v.size == 0 or np.issubdtype(v.dtype, np.integer)
+        if not integer and v.dtype.kind == "f" and _counts_as_floats(v):
+            raise InvalidArgumentError(
+                "the values are whole numbers held as floats (a column of counts turns float when it holds a NaN): "
+                "counts take the exact integer mechanisms, never floating-point noise (whose low-order bits leak the "
+                "input, Mironov 2012). Pass integers (drop or fill the missing values, then .astype('int64')), or "
+                "mechanism='laplace' (or 'gaussian') if these are sums that happen to be whole."
+            )
         if integer:
             mechanism = "geometric" if d == 0 else "discrete_gaussian"
         else:
