@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from cellsafe.cli.main import main
+from cellsafe.exceptions import CellsafeWarning
 from cellsafe.mechanisms import make_mechanism
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -117,14 +118,18 @@ def test_publish_scr_frequency_table(tmp_path, capsys):
     assert total == 57
 
 
-def test_publish_scr_zero_cells_only_when_asked(tmp_path, capsys):
-    # 001's inner table has empty cells: rounded only with --zeros (R's extend0), published either way
+def test_publish_scr_lists_the_frame_unless_asked(tmp_path, capsys):
+    # 001's inner table has empty cells: listed and rounded by default (R's extend0; --zeros says the same),
+    # left out with --list nonzero
     base = ["publish", LANG / "inner.csv", "--variables", "party,age,sex", "--count", "count", "--formula", FORMULA,
             "--method", "scr", "--seed", 2, "--quiet", "--output"]
-    _run(base + [tmp_path / "nz.csv"], capsys)
-    _run(base + [tmp_path / "z.csv", "--zeros"], capsys)
+    _run(base + [tmp_path / "z.csv"], capsys)
+    _run(base + [tmp_path / "z2.csv", "--zeros"], capsys)
+    with pytest.warns(CellsafeWarning, match="holds 1 to 2 in truth"):
+        _run(base + [tmp_path / "nz.csv", "--list", "nonzero"], capsys)
     nz, z = pd.read_csv(tmp_path / "nz.csv"), pd.read_csv(tmp_path / "z.csv")
     assert len(z) == 24 and len(nz) == 23  # one published cell (party C, age young) holds only empty inner cells
+    assert pd.read_csv(tmp_path / "z2.csv").equals(z)
     assert not nz["count"].isin([1, 2]).any() and not z["count"].isin([1, 2]).any()
 
 

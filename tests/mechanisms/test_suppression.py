@@ -16,6 +16,9 @@ from cellsafe.metrics import audit_suppression
 from cellsafe.published import Publication, magnitude_table
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "suppression"
+#: The Gaussian elimination alone: GaussSuppression's pattern (singletonMethod "none"); the default
+#: adds singleton protection and the frequency rule's intervals on top (only further cells).
+GAUSS = dict(intervals=False, singletons=False)
 
 
 def _compare(ours: pd.DataFrame, theirs: pd.DataFrame, keys: list[str], freq: str) -> None:
@@ -31,11 +34,13 @@ def test_mun_accidents_same_pattern_as_gauss_suppression():
     data = pd.read_csv(REF / "mun_accidents.csv")
     table = CountTable.from_frame(data, ["mun", "inj"], "freq")
     pub = Publication.from_formula(table, "mun*inj", zeros=True)
-    [res] = CellSuppression(pub, rules=["freq<=3"]).sample(table)
+    [res] = CellSuppression(pub, rules=["freq<=3"], **GAUSS).sample(table)
     ref = pd.read_csv(REF / "mun_accidents_maxn3.csv")
     _compare(res.to_frame(details=True), ref, ["mun", "inj"], "freq")
     assert res.n_suppressed == 13
-    assert audit_suppression(res).passed
+    assert audit_suppression(res, required=0.0, singletons=False).passed
+    [full] = CellSuppression(pub, rules=["freq<=3"]).sample(table)
+    assert np.all(np.isnan(full.released) >= np.isnan(res.released)) and audit_suppression(full).passed
 
 
 def _d2() -> tuple[CountTable, Hierarchy]:
@@ -52,11 +57,13 @@ def test_d2_formula_with_two_hierarchies_same_pattern_as_gauss_suppression():
     """formula = ~main_income * k_group + region + county - k_group, maxN = 3 (the package's example)."""
     table, h = _d2()
     pub = Publication.from_formula(table, "main_income*k_group + region + county - k_group", zeros=True, hierarchies={"region": h})
-    [res] = CellSuppression(pub, rules=["freq<=3"]).sample(table)
+    [res] = CellSuppression(pub, rules=["freq<=3"], **GAUSS).sample(table)
     ref = pd.read_csv(REF / "d2_formula_maxn3.csv", dtype={"region": str})
     _compare(res.to_frame(details=True), ref, ["main_income", "region"], "f")
     assert res.n_suppressed == 8
-    assert audit_suppression(res).passed
+    assert audit_suppression(res, required=0.0, singletons=False).passed
+    [full] = CellSuppression(pub, rules=["freq<=3"]).sample(table)
+    assert np.all(np.isnan(full.released) >= np.isnan(res.released)) and audit_suppression(full).passed
 
 
 def test_d2_geography_levels_same_pattern_as_gauss_suppression():
@@ -64,7 +71,7 @@ def test_d2_geography_levels_same_pattern_as_gauss_suppression():
     table, h = _d2()
     t1 = table.margin(["region"])
     pub = Publication.from_formula(t1, "region + county + k_group", zeros=True, hierarchies={"region": h})
-    [res] = CellSuppression(pub, rules=["freq<=2"]).sample(t1)
+    [res] = CellSuppression(pub, rules=["freq<=2"], **GAUSS).sample(t1)
     ref = pd.read_csv(REF / "d2_dimvar_maxn2.csv", dtype={"region": str})
     ours = res.to_frame(details=True)
     # GaussSuppression writes the grand total as 'Total', the geography codes in one column
@@ -227,24 +234,36 @@ def test_elimination_matches_exact_rational_greedy(sizes, n_records, seed):
         assert pub.X.shape[0] > pub.X.shape[1]  # the sketch is used
 
 
-def test_audit_by_span_agrees_with_linear_programs():
-    """With all inner cells positive, 'positive width' by the span test equals the LPs' verdict, also
-    for cells published by mistake (a primary and its complement withheld alone is computable)."""
+def test_audit_intervals_agree_with_independent_linear_programs():
+    """The audit's intervals (one shared model, settled bounds) equal two dense programs per cell, also for
+    cells published by mistake (a primary and its complement withheld alone is computable)."""
+    from scipy.optimize import linprog
+
     rng = np.random.default_rng(7)
     df = pd.DataFrame({v: rng.choice(k, 150).astype(str) for v, k in zip("abc", (4, 5, 3))})
     table = CountTable.from_frame(df, list("abc"))
     [res] = CellSuppression("(a+b+c)^2", rules=["freq<=2"]).sample(table)
-    inner = res.publication.inner_counts(table)
-    assert np.all(inner > 0) and (res.suppression == "secondary").any()
-    lp, fast = audit_suppression(res), audit_suppression(res, inner=inner)
-    assert lp.passed and fast.passed and np.isnan(fast.lower).all()
-    assert_array_equal(lp.safe, fast.safe)
-    # withhold one primary only: it is computable from its margin, and both say so
-    broken = res.released.copy()
-    broken[res.suppression == "secondary"] = res.original[res.suppression == "secondary"]
+    assert (res.suppression == "secondary").any()
+
+    def by_hand(rel):
+        D = np.asarray(rel.publication.X.todense(), dtype=float)
+        shown = ~np.isnan(rel.released)
+        out = []
+        for j in np.flatnonzero(~shown):
+            lo = linprog(D[:, j], A_eq=D[:, shown].T, b_eq=rel.released[shown], bounds=(0, None), method="highs")
+            hi = linprog(-D[:, j], A_eq=D[:, shown].T, b_eq=rel.released[shown], bounds=(0, None), method="highs")
+            out.append((lo.fun, -hi.fun))
+        return np.array(out)
+
+    audit = audit_suppression(res)
+    assert audit.passed and audit.exact
+    np.testing.assert_allclose(np.c_[audit.lower, audit.upper], by_hand(res), atol=1e-7)
+    # withhold the primaries only: some are computable from their margins, and the audit says so
     import dataclasses
 
+    broken = res.released.copy()
+    broken[res.suppression == "secondary"] = res.original[res.suppression == "secondary"]
     bad = dataclasses.replace(res, released=broken)
-    lp, fast = audit_suppression(bad), audit_suppression(bad, inner=inner)
-    assert not lp.passed
-    assert_array_equal(lp.safe, fast.safe)
+    audit = audit_suppression(bad)
+    assert not audit.passed
+    np.testing.assert_allclose(np.c_[audit.lower, audit.upper], by_hand(bad), atol=1e-7)

@@ -50,8 +50,16 @@ def _intervals_by_hand(X, values, withheld):
     return out
 
 
+def _listed(res, mt):
+    """The magnitude table on the cells the release lists (its frame, by default)."""
+    from cellsafe.mechanisms import frame_magnitude
+
+    return mt if res.publication.n_published == mt.values.shape[0] else frame_magnitude(mt)[0]
+
+
 def _assert_protected(res, mt, rules, singletons=True):
     """Every primary's interval gives the protection its rules ask (lower side: down to 0 at most)."""
+    mt = _listed(res, mt)
     need = _required(mt, rules)
     withheld = np.isnan(res.released)
     for j, lo, hi in _intervals_by_hand(res.publication.X, mt.values, withheld):
@@ -93,6 +101,7 @@ def _in_span(D, basis_cols, target):
 
 def _assert_no_singleton_reveals(res, mt):
     """No contributor alone in a withheld cell computes another's primary; no pair of one contributor's primaries sums to a published combination."""
+    mt = _listed(res, mt)
     D = np.asarray(res.publication.X.todense(), dtype=float)
     withheld = np.isnan(res.released)
     sole = np.where(mt.n_contributors == 1, mt.largest, -1)
@@ -151,13 +160,14 @@ def test_magnitude_suppression_audit():
     mech = CellSuppression(mt.publication, rules=[rule, "freq<=2"], priority="value", intervals=False, singletons=False)
     res = mech.suppress_magnitude(mt)
     assert (res.suppression == "primary").any() and (res.suppression == "secondary").any()
-    assert audit_suppression(res).passed
+    assert audit_suppression(res, required=0.0, singletons=False).passed
     need = np.where(res.suppression == "primary", rule.protection(mt.values, mt.top), 0.0)
-    audit = audit_suppression(res, required=need)
+    audit = audit_suppression(res, required=need, singletons=False)
     frame = audit.to_frame()
     unsafe = frame[~frame["safe"]]
     assert len(unsafe) and (unsafe["suppression"] == "primary").all()
-    assert ((unsafe["upper"] - unsafe["turnover"] < unsafe["required"]) | (unsafe["turnover"] - unsafe["lower"] < unsafe["required"])).all()
+    assert ((unsafe["upper"] < unsafe["upper_target"]) | (unsafe["lower"] > unsafe["lower_target"])).all()
+    assert not audit_suppression(res).passed  # the rules the release was made with: the same cells short
 
 
 def test_primary_cells_and_required_protection_by_hand():
@@ -334,12 +344,12 @@ def test_frequency_table_default_unchanged_and_audit_with_zero_widths():
     assert not audit_suppression(broken).passed
 
 
-def test_frequency_table_singletons_on_request():
+def test_frequency_table_singletons():
     """Counts a = 1, b = 2, c = 50, d = 60 and the total, freq <= 2: a and b protect each other (a + b = 3),
-    but the one person in a knows a = 1 and so b = 2.  With singletons=True, c is withheld too."""
+    but the one person in a knows a = 1 and so b = 2.  With singleton protection (the default), c is withheld too."""
     t = CountTable.from_dense(np.array([1, 2, 50, 60]), [Variable("s", ["a", "b", "c", "d"])])
-    [plain] = CellSuppression("s", rules=["freq<=2"]).sample(t)
-    [safe] = CellSuppression("s", rules=["freq<=2"], singletons=True).sample(t)
+    [plain] = CellSuppression("s", rules=["freq<=2"], singletons=False, intervals=False).sample(t)
+    [safe] = CellSuppression("s", rules=["freq<=2"], intervals=False).sample(t)
     cells = list(plain.publication.cells()["s"])
     assert {cells[i] for i in np.flatnonzero(plain.suppression != "")} == {"a", "b"}
     assert {cells[i] for i in np.flatnonzero(safe.suppression != "")} == {"a", "b", "c"}

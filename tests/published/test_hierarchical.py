@@ -51,6 +51,7 @@ def test_rounding_additive_through_every_level():
     table, h = _table()
     pub = Publication.from_formula(table, "region*age + district*age + geo", hierarchies={"geo": h})
     [res] = cellsafe.SmallCountRounding(pub, base=3).sample(table, rng=4)
+    pub = res.publication  # the frame: every combination of categories
     assert_array_equal(res.released, pub.aggregate(res.inner_released))
     assert not np.any((res.released > 0) & (res.released < 3))
     assert pub.additivity_error(res.released) < 1e-9

@@ -97,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = p.add_argument_group("small count rounding")
     add_param_option(r, "mechanism", "scr", "base", text="rounding base")
     r.add_argument("--zeros", action="store_true",
-                   help="also round the empty combinations of the variables (R's extend0; default: non-zero cells only)")
+                   help="round the empty combinations of the variables too (R's extend0): what --list frame, the default, does")
     c = p.add_argument_group("cell suppression")
     c.add_argument("--rule", action="append", default=[], metavar="RULE",
                    help="primary rule: 'freq<=3', 'p%%=15', 'nk(1,85)' (repeatable; default "
@@ -105,6 +105,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--value", metavar="COL", help="magnitude table: the numeric column summed (microdata; also --method ckm)")
     c.add_argument("--contributor", metavar="COL", help="magnitude table: contributor id (holdings)")
     add_param_option(c, "mechanism", "suppress", "protect_zeros", text="the frequency rule also suppresses empty cells")
+    add_param_option(c, "mechanism", "suppress", "min_width", metavar="W",
+                     text="frequency tables: the least width of each primary's interval, in counts (the rule's own "
+                     "requirement is an upper bound above its threshold)")
+    c.add_argument("--no-singletons", dest="singletons", action="store_const", const=False, default=None,
+                   help="no protection against a contributor (the record of a count of 1) alone in a withheld cell")
+    add_param_option(p, "mechanism", "suppress", "list",
+                     text="suppress and scr: which cells the release lists: every cell of every crossing, empty ones "
+                     "included (frame: the listing reveals nothing), or the non-empty ones only (a reader then knows "
+                     "each listed cell holds at least 1)")
     c.add_argument("--forced", metavar="FILE", help="CSV/Parquet of cells always published: one column per variable "
                    "named, a category or aggregate code (a variable left out is Total)")
     c.add_argument("--hidden", metavar="FILE", help="CSV/Parquet of cells always withheld, as --forced")
@@ -219,8 +228,9 @@ def _user_cells(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _secondary(args: argparse.Namespace) -> dict[str, Any]:
-    """--secondary, --cost and --time-limit as CellSuppression's parameters (those given: the library's defaults else)."""
-    return given_params(args, ("secondary", "cost", "time_limit"))
+    """--secondary, --cost, --time-limit, --list, --min-width and --no-singletons as CellSuppression's parameters
+    (those given: the library's defaults else)."""
+    return given_params(args, ("secondary", "cost", "time_limit", "list", "min_width", "singletons"))
 
 
 def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any, target: Any) -> int:
@@ -231,6 +241,10 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
     if not magnitude_ckm and (args.fp is not None or args.flex_weights or args.step is not None or args.icat or args.use_zero_rkeys
                               or args.mu_c is not None):
         raise InvalidArgumentError("--fp, --flex-weights, --step, --icat, --use-zero-rkeys and --mu-c apply to --method ckm --value only.")
+    if args.method == "ckm" and args.list is not None:
+        raise InvalidArgumentError("--list applies to --method suppress and scr; the cell key method publishes every cell.")
+    if args.method != "suppress" and (args.min_width is not None or args.singletons is not None):
+        raise InvalidArgumentError("--min-width and --no-singletons apply to --method suppress only.")
     if args.method != "suppress" and not magnitude_ckm and (args.rule or args.value or args.contributor or args.protect_zeros):
         raise InvalidArgumentError(
             "--rule, --value, --contributor and --protect-zeros apply to --method suppress only (--value and "
@@ -247,6 +261,8 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         if args.value:
             if args.count:
                 raise InvalidArgumentError("--value needs microdata (one row per record); drop --count.")
+            if args.min_width is not None:
+                raise InvalidArgumentError("--min-width applies to frequency tables; a magnitude table's rules say its protection.")
             mech = CellSuppression(args.formula, **rules, protect_zeros=bool(args.protect_zeros), priority="value",
                                    **_secondary(args), **_user_cells(args))
             res = mech.suppress_magnitude(
@@ -257,7 +273,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
             if args.contributor:
                 raise DataError("--contributor needs --value (a magnitude table).")
             table = load_table(args.input, args.variables, args.count)
-            pub = publication_from_args(args, table, hierarchies, zeros=args.zeros or None)
+            pub = publication_from_args(args, table, hierarchies, zeros=args.list != "nonzero" or None)
             mech = CellSuppression(pub, **rules, protect_zeros=bool(args.protect_zeros), **_secondary(args),
                                    **_user_cells(args))
             [res] = mech.sample(table, progress=progress_from_args(args))
@@ -291,8 +307,11 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         if any(x is not None for x in (args.D, args.V, args.js, args.ptable, args.record_key, args.threshold)):
             raise InvalidArgumentError("--D, --V, --js, --ptable, --record-key and --threshold apply to --method ckm only.")
         table = load_table(args.input, args.variables, args.count)
-        publication = publication_from_args(args, table, hierarchies, zeros=True if args.zeros else None)
-        mech = SmallCountRounding(publication, **({"base": args.base} if args.base is not None else {}))
+        if args.zeros and args.list == "nonzero":
+            raise InvalidArgumentError("--zeros rounds the empty combinations, which --list nonzero leaves out: give one.")
+        publication = publication_from_args(args, table, hierarchies, zeros=args.list != "nonzero" or None)
+        mech = SmallCountRounding(publication, **({"base": args.base} if args.base is not None else {}),
+                                  **given_params(args, ("list",)))
         [res] = mech.sample(table, rng=rng, progress=progress_from_args(args))
     summary = f"{res!r}" + (f"; {res.note}" if getattr(res, "note", "") else "")
     totals = res.totals

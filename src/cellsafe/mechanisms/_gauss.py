@@ -76,18 +76,20 @@ def candidate_order(X: sp.spmatrix, weight: np.ndarray, *, zeros_first: bool = T
 def column_relations(X: sp.spmatrix) -> np.ndarray:
     """A dense matrix with the same linear relations among its columns as X (step 1 of the notes).
 
-    X itself (dense) when it has no more rows than columns, else ``S X`` with S a fixed sparse
-    Gaussian matrix of ``n_columns`` rows.
+    X itself (dense) when it has no more rows than non-empty columns, else ``S X`` with S a fixed
+    sparse Gaussian matrix of as many rows as X has non-empty columns (the rank of X is at most
+    that: a release listing every cell of its frame has many empty columns, which add nothing).
     """
     X = sp.csr_matrix(X, dtype=np.float64)
     m, n = X.shape
-    if m <= n:
+    d = int(np.count_nonzero(np.diff(sp.csc_matrix(X).indptr)))
+    if m <= d:
         return np.asarray(X.toarray(), order="F")
     rng = np.random.default_rng(_SKETCH_SEED)
-    rows = rng.integers(0, n, size=(m, _SKETCH_NNZ))
+    rows = rng.integers(0, max(d, 1), size=(m, _SKETCH_NNZ))
     vals = rng.standard_normal((m, _SKETCH_NNZ))
     cols = np.repeat(np.arange(m, dtype=np.int64), _SKETCH_NNZ)
-    S = sp.csr_matrix((vals.reshape(-1), (rows.reshape(-1), cols)), shape=(n, m))
+    S = sp.csr_matrix((vals.reshape(-1), (rows.reshape(-1), cols)), shape=(max(d, 1), m))
     return np.asarray((S @ X).toarray(), order="F")
 
 

@@ -3,25 +3,28 @@
 An attacker who knows every published cell and that the inner cells are non-negative bounds a
 withheld cell j by two linear programs over the inner cells y >= 0 with ``X_P^T y = z_P`` (P the
 published cells): the minimum and the maximum of ``x_j^T y`` (Hundepool et al. 2012, Statistical
-Disclosure Control, section 4.3.1).  :func:`cell_intervals` solves them with scipy's HiGHS; it is
-the core of :func:`cellsafe.metrics.audit_suppression` and of :func:`protect_intervals` alike, so
-what the suppression promises is what the audit measures.
+Disclosure Control, section 4.3.1); a listing of non-empty cells adds ``x_j^T y >= 1`` for every
+listed withheld cell.  :func:`cell_intervals` computes them with the shared work of
+:class:`~cellsafe.mechanisms._intruder.Intruder`; it is the core of
+:func:`cellsafe.metrics.audit_suppression` and of :func:`protect_intervals` alike, so what the
+suppression promises is what the audit measures.
 
-Protection levels.  A sensitive cell with value v needs an upper protection r (the attacker's upper
-bound at least ``v + r``) and a lower protection r (the lower bound at most ``v - r``); the lower
-bound can never fall below 0, which every attacker knows, so the lower protection asked is
-``min(r, v)`` (tau-Argus caps it at the cell value in the same way).  A cell with r = 0 only needs
-an interval of positive width.  Comparisons allow a relative slack of ``tol`` times
-``max(1, |v|)`` for the rounding of the linear programs.
+Protection levels.  A sensitive cell needs the attacker's upper bound to reach a target (the
+p% and (n, k) rules: value plus the rule's protection; the frequency rule: one more than its
+threshold) and, for the dominance rules, the lower bound to reach down to the value less the
+protection (never below 0, which every attacker knows; tau-Argus caps the lower protection at the
+cell value in the same way); see :func:`~cellsafe.mechanisms.protection_requirements`.  Comparisons
+allow a relative slack of ``tol`` times ``max(1, |v|)`` for the rounding of the linear programs.
 
 Further suppressions (:func:`protect_intervals`).  Secondary suppression by Gaussian elimination
 makes no sensitive cell computable exactly, but its interval may still be narrow.  Withholding one
 more published cell removes one equation from the attacker's system, so every interval can only
-widen: a pattern that protects a cell keeps protecting it when more cells are withheld.  For each
-side of each sensitive cell, one linear program finds inner values that reach the protection
-target while the published equations give way as little as possible (weighted by the cells'
-values, tau-Argus's default cost); the equations that gave way are withheld, after which the target
-is within the attacker's reach.  See :func:`protect_intervals` for the program and its sources.
+widen: a pattern that protects a cell keeps protecting it when more cells are withheld.  The
+targets are first checked all at once (:meth:`Intruder.reach`); for each side of each cell that
+falls short, one linear program finds inner values that reach the target while the published
+equations give way as little as possible (weighted by the cells' values, tau-Argus's default
+cost); the equations that gave way are withheld, after which the target is within the attacker's
+reach.  See :func:`protect_intervals` for the program and its sources.
 """
 
 from __future__ import annotations
@@ -33,12 +36,65 @@ import scipy.sparse as sp
 
 from .._progress import progress_bar
 from ..exceptions import DataError
+from ._intruder import Intruder, _highs_model
 
-__all__ = ["cell_intervals", "protection_met", "protect_intervals"]
+#: Beyond this many inner cells, the programs move only the inner cells of withheld cells (and,
+#: to widen an interval, those of the published cells around the cell): whole systems of tens of
+#: thousands of inner cells take minutes a program (see the intruder's ``free``).
+WHOLE_SYSTEM_ROWS = 20_000
+
+
+#: Inner cells each sensitive cell brings into a restricted system (those its least-norm move shifts most).
+NEIGHBOURS = 300
+
+
+def neighbourhood(Xc: sp.csc_matrix, published: np.ndarray, cells: np.ndarray, k: int = NEIGHBOURS) -> np.ndarray:
+    """Inner cells (bool over the rows) where each of ``cells`` can move while the published cells stay.
+
+    The least-norm change of the inner cells that moves cell p by one and no published cell is the
+    residual of p's column off the span of the published columns (in the space of inner cells);
+    the ``k`` inner cells it shifts most, for each cell, are where a program is likely to find
+    room.  Only a choice of cells to let move: what the programs find on them is exact.
+    """
+    from scipy.linalg import cho_factor, cho_solve
+
+    out = np.zeros(Xc.shape[0], dtype=bool)
+    cells = np.asarray(cells, dtype=np.int64)
+    if not cells.size:
+        return out
+    XP = Xc[:, np.flatnonzero(published)]
+    G = (XP.T @ XP).toarray()
+    ridge = 1e-8 * max(1.0, float(np.abs(np.diag(G)).max(initial=1.0)))
+    factor = cho_factor(G + ridge * np.eye(G.shape[0]), check_finite=False)
+    step = max(1, min(64, 4_000_000 // max(Xc.shape[0], 1)))  # blocks of at most 4e6 numbers
+    for first in range(0, cells.size, step):
+        block = Xc[:, cells[first : first + step]]
+        R = block.toarray() - XP @ cho_solve(factor, (XP.T @ block).toarray(), check_finite=False)
+        top = np.argsort(-np.abs(R), axis=0)[: min(k, R.shape[0])]
+        out[np.unique(top)] = True
+    return out
+
+
+def touching(Xc: sp.csc_matrix, cells: np.ndarray) -> np.ndarray:
+    """The inner cells (rows) that count in any of ``cells`` (bool over the published cells)."""
+    cells = np.flatnonzero(cells)
+    if not cells.size:
+        return np.zeros(Xc.shape[0], dtype=bool)
+    return np.asarray(Xc[:, cells].sum(axis=1)).reshape(-1) > 0
+
+__all__ = [
+    "cell_intervals", "protection_met", "protect_intervals", "singleton_shortfalls", "requirement_targets", "neighbourhood",
+    "touching", "WHOLE_SYSTEM_ROWS",
+]
 
 
 def cell_intervals(
-    X: Any, released: np.ndarray, cells: np.ndarray, *, upper_bound: float | None = None
+    X: Any,
+    released: np.ndarray,
+    cells: np.ndarray,
+    *,
+    upper_bound: float | None = None,
+    floor: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The attacker's lower and upper bounds on ``cells`` from the published (non-NaN) cells of ``released``.
 
@@ -51,6 +107,9 @@ def cell_intervals(
         The cells to bound (usually the withheld ones).
     upper_bound : float, optional
         A known upper bound on every inner cell.
+    floor : array over the published cells, optional
+        The least value the listing reveals for each withheld cell (1 for a listing of non-empty
+        cells); default 0.
 
     Returns
     -------
@@ -61,36 +120,20 @@ def cell_intervals(
     >>> X = sp.csr_matrix(np.array([[1, 0, 1], [0, 1, 1]], dtype=float))  # two inner cells and their total
     >>> cell_intervals(X, np.array([np.nan, np.nan, 10.0]), np.array([0, 1]))
     (array([0., 0.]), array([10., 10.]))
+    >>> cell_intervals(X, np.array([np.nan, np.nan, 2.0]), np.array([0, 1]), floor=np.ones(3))  # both listed: 1 and 1
+    (array([1., 1.]), array([1., 1.]))
     """
-    from scipy.optimize import linprog
-
-    Xc = sp.csc_matrix(X, dtype=np.float64)
     released = np.asarray(released, dtype=np.float64)
-    shown = np.flatnonzero(~np.isnan(released))
-    A = Xc[:, shown].T.tocsr()
-    b = released[shown]
     cells = np.asarray(cells, dtype=np.int64)
-    lower = np.empty(cells.shape[0])
-    upper = np.empty(cells.shape[0])
-    for i, j in enumerate(cells):
-        c = np.asarray(Xc[:, j].todense()).reshape(-1)
-        for sign, out in ((1.0, lower), (-1.0, upper)):
-            res = linprog(sign * c, A_eq=A, b_eq=b, bounds=(0, upper_bound), method="highs")
-            if res.status == 2:
-                raise DataError("the published values admit no non-negative inner cells; is this release additive?")
-            if res.status == 3:  # unbounded above: no published equation holds the cell
-                out[i] = np.inf
-            elif res.status != 0:
-                raise DataError(f"the linear program of published cell {j} did not solve: {res.message}")
-            else:
-                out[i] = sign * res.fun
-    return lower, upper
+    known = ~np.isnan(released)
+    intruder = Intruder(X, np.nan_to_num(released), known, floor=floor, upper_bound=upper_bound)
+    return intruder.bounds(intruder.columns(cells), cells=cells)
 
 
 def protection_met(
     value: np.ndarray, lower: np.ndarray, upper: np.ndarray, required: np.ndarray, tol: float = 1e-7
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Whether the lower and the upper side of each interval give the protection required (module notes).
+    """Whether the lower and the upper side of each interval give the symmetric protection ``required``.
 
     With ``required > 0``: ``upper - value >= required`` and ``value - lower >= min(required, value)``;
     with ``required == 0`` both sides say whether the width is positive.  Each comparison allows
@@ -106,20 +149,47 @@ def protection_met(
     return np.where(required > 0, low, positive), np.where(required > 0, up, positive)
 
 
+def requirement_targets(values: np.ndarray, required: Any, upper: Any, lower: Any, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Upper and lower targets over the published cells, set ``tol`` beyond the requirement (module notes).
+
+    A cell with no target needs a positive width: either side off its value will do (``either``).
+    """
+    slack = tol * np.maximum(1.0, np.abs(values))
+    if upper is not None or lower is not None:
+        up = np.full(values.shape[0], -np.inf) if upper is None else np.asarray(upper, dtype=np.float64).copy()
+        down = np.full(values.shape[0], np.inf) if lower is None else np.asarray(lower, dtype=np.float64).copy()
+    else:
+        r = np.asarray(required, dtype=np.float64)
+        up = np.where(r > 0, values + r, -np.inf)
+        down = np.where(r > 0, values - np.minimum(r, np.maximum(values, 0.0)), np.inf)
+    either = ~np.isfinite(up) & ~np.isfinite(down)
+    # every sensitive cell at least off its value upwards (positive width), and the lower side never below 0
+    up = np.maximum(up, values) + slack
+    down = np.where(np.isfinite(down), np.maximum(down, 0.0) - slack, np.where(either, values - slack, down))
+    return up, down, either
+
+
 def protect_intervals(
     X: Any,
     values: np.ndarray,
     suppressed: np.ndarray,
-    required: np.ndarray,
+    required: np.ndarray | None,
     sensitive: np.ndarray,
     *,
     allowed: np.ndarray | None = None,
     cost: np.ndarray | None = None,
     sole: np.ndarray | None = None,
+    floor: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
+    lower: np.ndarray | None = None,
+    width: np.ndarray | None = None,
+    apart: bool = True,
+    guarded: np.ndarray | None = None,
+    inner: np.ndarray | None = None,
     tol: float = 1e-7,
     progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Withhold further cells until every ``sensitive`` cell's interval gives its ``required`` protection.
+    """Withhold further cells until every ``sensitive`` cell's interval gives its required protection.
 
     Parameters
     ----------
@@ -128,8 +198,9 @@ def protect_intervals(
         The true published values (sums of non-negative inner values).
     suppressed : bool array
         The cells withheld so far (the sensitive ones among them).
-    required : float array
-        The protection each cell needs on both sides (0: positive width).
+    required : float array or None
+        The symmetric protection each cell needs on both sides (0: positive width); or give the
+        targets ``upper`` / ``lower`` instead.
     sensitive : int array
         The cells whose intervals are checked, in the order they are visited.
     allowed : bool array, optional
@@ -137,13 +208,28 @@ def protect_intervals(
     cost : float array, optional
         What withholding a cell costs per unit its equation gives way (default: ``values``).
     sole : int array, optional
-        Each cell's single contributor (-1: none or several).  Given, a cell that needs a protection
-        gets it also against each contributor alone in a withheld cell, who knows that cell's value
-        (the singleton problem): the contributor's own cells that share no inner cell with the
-        protected one are equations that never give way.  Its cells that do share one hold its own
-        contribution to that cell, which the rules' protection already allows for (the p% rule's
-        intruder knows its own contribution), and the cell's only contributor needs no protection
-        from itself.
+        Each cell's single contributor (-1: none or several).  Given, each sensitive cell gets its
+        protection also against each contributor alone in a withheld cell, who knows that cell's
+        value (the singleton problem); the cell's only contributor needs no protection from itself.
+    floor : float array, optional
+        The least value the listing reveals for each listed cell (1 for a listing of non-empty cells).
+    upper, lower, width : float arrays, optional
+        The targets of :class:`~cellsafe.mechanisms.Requirements`: the attacker's upper bound must
+        reach ``upper`` (``-inf``: none), its lower bound ``lower`` (``inf``: none), and the interval
+        be ``width`` wide.
+    apart : bool, default True
+        Against a contributor alone in withheld cells, its cells that share an inner cell with the
+        protected one are not known equations: they hold its own contribution to that cell, which
+        the dominance rules' protection already allows for (the p% rule's intruder knows its own
+        contribution).  False (frequency tables): every cell of the contributor is known.
+    guarded : bool array, optional
+        The sensitive cells protected against contributors alone in withheld cells too (default:
+        all; suppression passes its primaries, while secondaries need only a positive width).
+    inner : float array over the inner cells, optional
+        Their true values.  Given, and beyond ``WHOLE_SYSTEM_ROWS`` inner cells, the programs move
+        only the inner cells of withheld cells (and of the published cells around the cells to
+        widen), the others staying at their values: a stronger attacker, so what protects against
+        it protects against the reader, in programs of a size that solves in milliseconds.
     tol : float
         Relative slack of the comparisons (:func:`protection_met`); the targets are set that much
         beyond the protection, so that the audit's comparison holds after rounding.
@@ -159,9 +245,9 @@ def protect_intervals(
 
     Notes
     -----
-    One linear program per side of each sensitive cell p (upper side: target ``t = v + r``; lower
-    side: ``t = v - min(r, v)``; r = 0: the upper side with a target just above v), over inner cells
-    y >= 0 and, for each published cell j that may be withheld, two deviations ``d+_j, d-_j >= 0``::
+    One linear program per side of each sensitive cell p that falls short (upper side: target t at
+    or above the requirement; lower side: t at or below), over inner cells y >= 0 and, for each
+    published cell j that may be withheld, two deviations ``d+_j, d-_j >= 0``::
 
         minimise  sum_j cost_j (d+_j + d-_j)
         subject to  x_j^T y - d+_j + d-_j = z_j   (published j; d = 0 where j may not be withheld)
@@ -175,12 +261,12 @@ def protect_intervals(
     weighted deviations; cells are visited in the given order and what one withholds counts for the
     next (withholding more only widens intervals), so the result is deterministic but not of least
     cost.  Infeasible (only cells that may not be withheld hold the bound): the cell is unresolved.
+    All programs are one HiGHS model whose bounds change from question to question.
 
-    Against a contributor alone in withheld cells (``sole``), the same program with that
-    contributor's cells as equations that never give way; it is solved only for contributors whose
-    cells the outside attacker's solution y does not already meet (where it does, y reaches the
-    target within their knowledge too), after one program for all of them together with nothing
-    given way (a y meeting all their cells serves each).
+    Against contributors alone in withheld cells (``sole``): one check for all of them at once
+    (a y meeting every such cell but the protected cell's own contributor's serves each of them),
+    then, for the cells it leaves short, one check per contributor and, where that falls short,
+    the program above with that contributor's cells as equations that never give way.
 
     Examples
     --------
@@ -200,132 +286,319 @@ def protect_intervals(
     """
     values = np.asarray(values, dtype=np.float64)
     suppressed = np.array(suppressed, dtype=bool)
-    required = np.asarray(required, dtype=np.float64)
     n_pub = values.shape[0]
     allowed = np.ones(n_pub, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
     cost = values if cost is None else np.asarray(cost, dtype=np.float64)
     # a floor so that a zero-cost equation is not given way for nothing
     weight = np.maximum(np.abs(cost), 1e-6 * max(float(np.abs(cost).max(initial=0.0)), 1.0))
     Xc = sp.csc_matrix(X, dtype=np.float64)
-    sole = None if sole is None else np.asarray(sole, dtype=np.int64)
-    unresolved = np.zeros(n_pub, dtype=bool)
-    n_lp = 0
+    floor = np.zeros(n_pub) if floor is None else np.asarray(floor, dtype=np.float64)
+    up_t, down_t, either = requirement_targets(values, required, upper, lower, tol)
+    width = np.zeros(n_pub) if width is None else np.asarray(width, dtype=np.float64)
     sensitive = np.asarray(sensitive, dtype=np.int64)
-    with progress_bar(sensitive.size, progress, "protection levels", unit="cell") as bar:
-        for p in sensitive:
-            n_lp += _protect_one(Xc, values, suppressed, required, allowed, weight, sole, unresolved, int(p), tol)
-            bar.update(1)
+    unresolved = np.zeros(n_pub, dtype=bool)
+    restrict = inner is not None and Xc.shape[0] > WHOLE_SYSTEM_ROWS
+    inner = None if inner is None else np.asarray(inner, dtype=np.float64)
+    program = _Program(Xc, values, suppressed, allowed, weight, floor)
+    n_lp = 0
+    with progress_bar(None, progress, "protection levels", unit="program") as bar:
+        for _ in range(16):  # each round withholds cells or stops; the next finds what the last left short
+            # restricted: the inner cells of withheld cells move, the others keep their values; a cell
+            # given way joins them in the next round
+            free = None
+            if restrict:
+                free = touching(Xc, suppressed) | neighbourhood(Xc, ~suppressed, sensitive)
+                program = _Program(Xc, values, suppressed, allowed, weight, floor, free=free, fixed=inner)
+            intruder = Intruder(Xc, values, ~suppressed, floor=floor, free=free, fixed=inner)
+            short = _short(intruder, sensitive, values, up_t, down_t, width, floor, tol, either)
+            n_lp += intruder.n_lp
+            if not short:
+                break
+            before = int(suppressed.sum())
+            for p, is_upper, target in short:
+                if unresolved[p]:
+                    continue
+                y = program.ask(p, is_upper, target)
+                n_lp += 1
+                bar.update(1)
+                if y is None:
+                    unresolved[p] = True
+                suppressed |= program.suppressed
+            if int(suppressed.sum()) == before:
+                break
+        if sole is not None:
+            watch = sensitive if guarded is None else sensitive[np.asarray(guarded, dtype=bool)[sensitive]]
+            n_lp += _protect_from_singletons(
+                Xc, values, suppressed, program, watch, np.asarray(sole, dtype=np.int64), up_t, down_t, floor, apart, unresolved, bar,
+                tol, either, intruder, inner if restrict else None,
+            )
     return suppressed, unresolved, n_lp
 
 
-def _protect_one(
+def _short(
+    intruder: Intruder,
+    cells: np.ndarray,
+    values: np.ndarray,
+    up_t: np.ndarray,
+    down_t: np.ndarray,
+    width: np.ndarray,
+    floor: np.ndarray,
+    tol: float,
+    either: np.ndarray | None = None,
+) -> list[tuple[int, bool, float]]:
+    """The (cell, upper side?, target) of every requirement ``intruder`` does not meet, in the cells' order.
+
+    A cell marked ``either`` needs one side only (a positive width); when neither is met the upper
+    side is asked.
+    """
+    if not cells.size:
+        return []
+    C = intruder.columns(cells)
+    met_dn, met_up, _, _ = intruder.reach(C, up_t[cells], down_t[cells], tol=tol)
+    if either is not None:
+        one = either[cells]
+        met_up = np.where(one, met_up | met_dn, met_up)
+        met_dn = np.where(one, True, met_dn)
+    out: list[tuple[int, bool, float]] = []
+    wide = np.flatnonzero((width[cells] > 0) & met_dn & met_up)
+    extra: dict[int, tuple[bool, float]] = {}
+    if wide.size:
+        lo, hi = intruder.bounds(C[:, wide], cells=cells[wide])
+        for i, L, U in zip(wide, lo, hi):
+            p = int(cells[i])
+            w = width[p] + tol * max(1.0, abs(values[p]))
+            if U - L >= w:
+                continue
+            # wider downwards where the floor allows, else upwards
+            extra[i] = (False, U - w) if U - w >= floor[p] else (True, L + w)
+    for i, p in enumerate(cells):
+        if not met_up[i]:
+            out.append((int(p), True, float(up_t[p])))
+        if not met_dn[i]:
+            out.append((int(p), False, float(down_t[p])))
+        if i in extra:
+            out.append((int(p), *extra[i]))
+    return out
+
+
+def _protect_from_singletons(
     Xc: sp.csc_matrix,
     values: np.ndarray,
     suppressed: np.ndarray,
-    required: np.ndarray,
-    allowed: np.ndarray,
-    weight: np.ndarray,
-    sole: np.ndarray | None,
+    program: "_Program",
+    sensitive: np.ndarray,
+    sole: np.ndarray,
+    up_t: np.ndarray,
+    down_t: np.ndarray,
+    floor: np.ndarray,
+    apart: bool,
     unresolved: np.ndarray,
-    p: int,
+    bar: Any,
     tol: float,
+    either: np.ndarray,
+    outsider: Intruder,
+    inner: np.ndarray | None,
 ) -> int:
-    """One sensitive cell's programs (both sides, and against the contributors alone in withheld cells).
-
-    Withholds cells in ``suppressed`` and marks ``unresolved`` in place; returns the number of programs.
-    """
-    n_pub = values.shape[0]
+    """The requirements against each contributor alone in a withheld cell (notes of :func:`protect_intervals`)."""
     n_lp = 0
-    v = float(values[p])
-    r = float(required[p])
-    slack = tol * max(1.0, abs(v))
-    targets = [(True, v + r + slack)] if r == 0 else [(True, v + r + slack), (False, v - min(r, max(v, 0.0)) - slack)]
-    if r > 0 and targets[1][1] < 0:
-        targets[1] = (False, 0.0)  # the attacker's lower bound can only reach 0
-    if sole is not None and r > 0:
-        xp = np.asarray(Xc[:, p].todense()).reshape(-1)
-        apart = np.asarray(Xc.T @ xp).reshape(-1) == 0  # cells sharing no inner cell with p
-    for upper, target in targets:
-        # contributors alone in withheld cells know those cells: the outside attacker's y is asked
-        # to meet them too where that costs nothing (a tiny weight), and serves each contributor
-        # whose cells it meets; the others get a program of their own
-        singles = None
-        if sole is not None and r > 0:
-            singles = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
-        y = _reach(Xc, values, suppressed, allowed, weight, p, upper, target, None, singles)
-        n_lp += 1
-        if y is None:
-            unresolved[p] = True
-            continue
-        if singles is None or sole is None:
-            continue
-        cells = np.flatnonzero(suppressed & (sole >= 0) & (sole != sole[p]) & apart)
-        off = np.abs(Xc[:, cells].T @ y - values[cells]) > 1e-9 * np.maximum(1.0, np.abs(values[cells]))
-        attackers = np.unique(sole[cells[off]])
-        if attackers.size > 1:
-            # one program for all of them at once, nothing given way: when some y meets every one
-            # of their cells, it serves each of them (most often the case)
+    shortfalls = singleton_shortfalls(
+        Xc, values, suppressed.copy(), sensitive, sole, up_t, down_t, floor, apart, either, tol, outsider, inner=inner
+    )
+    for p, _, mine, short in shortfalls:
+        for _, is_upper, target in short:
+            y = program.ask(p, is_upper, target, known=mine)
             n_lp += 1
-            if _reach(Xc, values, suppressed, np.zeros(n_pub, dtype=bool), weight, p, upper, target, cells) is not None:
-                continue
-        for c in attackers:
-            known = np.flatnonzero((sole == c) & apart)
-            n_lp += 1
-            if _reach(Xc, values, suppressed, allowed, weight, p, upper, target, known) is None:
+            bar.update(1)
+            if y is None:
                 unresolved[p] = True
+            suppressed |= program.suppressed
     return n_lp
 
 
-def _reach(
+def singleton_shortfalls(
     Xc: sp.csc_matrix,
     values: np.ndarray,
     suppressed: np.ndarray,
-    allowed: np.ndarray,
-    weight: np.ndarray,
-    p: int,
-    upper: bool,
-    target: float,
-    known: np.ndarray | None,
-    soft: np.ndarray | None = None,
-) -> np.ndarray | None:
-    """One protection program (notes of :func:`protect_intervals`): withholds, in ``suppressed``, the
-    cells whose equations give way, and returns the inner values y reaching ``target`` (None when no
-    allowed cells can give way enough).  ``known`` cells are equations that never give way (what a
-    contributor knows of its own); ``soft`` (withheld) cells are equations y meets where that costs
-    next to nothing."""
-    from scipy.optimize import linprog
+    sensitive: np.ndarray,
+    sole: np.ndarray,
+    up_t: np.ndarray,
+    down_t: np.ndarray,
+    floor: np.ndarray,
+    apart: bool,
+    either: np.ndarray,
+    tol: float,
+    outsider: Intruder | None = None,
+    *,
+    inner: np.ndarray | None = None,
+) -> Any:
+    """Yield ``(cell, contributor, its known cells, [(cell, upper side?, target), ...])`` for every
+    requirement some contributor alone in a withheld cell does not leave met (``suppressed`` is the pattern).
 
-    listed = ~suppressed
-    if known is not None:
-        listed[known] = True
-    rows = np.flatnonzero(listed)
-    give = rows[allowed[rows] & ~suppressed[rows]]  # published equations that may give way
-    A = Xc[:, rows].T.tocsr()
-    pos = np.searchsorted(rows, give)
-    D = sp.csr_matrix((np.ones(give.size), (pos, np.arange(give.size))), shape=(rows.size, give.size))
-    n_inner = Xc.shape[0]
-    xp = np.asarray(Xc[:, p].todense()).reshape(-1)
-    w = weight[give]
-    b = values[rows]
-    if soft is not None and soft.size:
-        A = sp.vstack([A, Xc[:, soft].T]).tocsr()
-        D = sp.block_diag([D, sp.identity(soft.size)], format="csr")
-        w = np.concatenate([w, np.full(soft.size, 1e-6 * float(w.min(initial=1.0)))])
-        b = np.concatenate([b, values[soft]])
-    res = linprog(
-        np.concatenate([np.zeros(n_inner), w, w]),
-        A_ub=sp.csr_matrix(np.concatenate([-xp if upper else xp, np.zeros(2 * w.size)])),
-        b_ub=[-target if upper else target],
-        A_eq=sp.hstack([A, -D, D], format="csr"),
-        b_eq=b,
-        bounds=(0, None),
-        method="highs",
-    )
-    if res.status == 2:
-        return None
-    if res.status != 0:
-        raise DataError(f"the protection program of published cell {p} did not solve: {res.message}")
-    dev = res.x[n_inner : n_inner + give.size] + res.x[n_inner + w.size : n_inner + w.size + give.size]
-    scale = max(1.0, float(np.abs(values[rows]).max())) if rows.size else 1.0
-    suppressed[give[dev > 1e-9 * scale]] = True
-    return res.x[:n_inner]
+    Shared work: the outside attacker's witnesses first (one meeting every such cell serves all
+    contributors), then one model holding every such cell, whose rows of the other contributors'
+    cells are freed for each question (notes of :func:`protect_intervals`).  With ``inner`` (the
+    true inner values), the systems move the inner cells of withheld cells only (a stronger attacker).
+    """
+    n = values.shape[0]
+    no_width = np.zeros(n)
+    every = np.flatnonzero(suppressed & (sole >= 0))
+    if not every.size:
+        return
+    free = None if inner is None else touching(Xc, suppressed)
+    joint = Intruder(Xc, values, ~suppressed | np.isin(np.arange(n), every), floor=floor, free=free, fixed=inner)
+    for p in sensitive:
+        p = int(p)
+        overlap = np.asarray(Xc.T @ Xc[:, p].toarray().reshape(-1)).reshape(-1) > 0 if apart else np.zeros(n, dtype=bool)
+        others = suppressed & (sole >= 0) & ((sole != sole[p]) | (sole[p] < 0)) & ~overlap
+        others[p] = False
+        singles = np.flatnonzero(others)
+        if not singles.size:
+            continue
+        if outsider is not None and _witnessed(outsider, p, singles, values, up_t, down_t, either, tol):
+            # a solution of the outside attacker's (for this pattern or a smaller one: withholding only
+            # removes equations) that meets every such cell serves each of those contributors
+            continue
+        free = np.setdiff1d(every, singles)
+        if not np.any(values[free] == 0):  # an empty cell's inner cells left the joint model: it cannot be freed
+            with joint.relaxed(free) as j:
+                if not _short(j, np.array([p]), values, up_t, down_t, no_width, floor, tol, either):
+                    continue
+        for c in np.unique(sole[singles]):
+            mine = singles[sole[singles] == c]
+            free = np.setdiff1d(every, mine)
+            if not np.any(values[free] == 0):  # the joint model with every other contributor's cells freed
+                with joint.relaxed(free) as j:
+                    short = _short(j, np.array([p]), values, up_t, down_t, no_width, floor, tol, either)
+            else:
+                known = ~suppressed
+                known[mine] = True
+                alone = Intruder(Xc, values, known, floor=floor, free=free, fixed=inner)
+                short = _short(alone, np.array([p]), values, up_t, down_t, no_width, floor, tol, either)
+            if short:
+                yield p, int(c), mine, short
+
+
+def _witnessed(
+    intruder: Intruder, p: int, cells: np.ndarray, values: np.ndarray, up_t: np.ndarray, down_t: np.ndarray, either: np.ndarray, tol: float
+) -> bool:
+    """Whether the intruder's witnesses reach p's targets with ``cells`` at their values (checked on the vectors)."""
+    if not intruder.witnesses:
+        return False
+    W = np.column_stack(intruder.witnesses)
+    cp, cc = intruder.columns([p]), intruder.columns(cells)
+    v = np.asarray(cp.C.T @ W).reshape(-1) + cp.offset[0]
+    meet = np.asarray(cc.C.T @ W) + cc.offset[:, None]
+    ok = np.all(np.abs(meet - values[cells][:, None]) <= 1e-9 * np.maximum(1.0, np.abs(values[cells]))[:, None], axis=0)
+    up_ok = bool(np.any(ok & (v >= up_t[p] - tol * max(1.0, abs(up_t[p])))))
+    down_ok = not np.isfinite(down_t[p]) or bool(np.any(ok & (v <= down_t[p] + tol * max(1.0, abs(down_t[p])))))
+    if either[p]:
+        return up_ok or down_ok
+    return up_ok and down_ok
+
+
+class _Program:
+    """The protection program of :func:`protect_intervals` as one HiGHS model for a whole pattern.
+
+    Columns: inner cells y, then ``d+`` and ``d-`` of every published cell.  Rows: every published
+    cell's equation ``x_j^T y - d+_j + d-_j`` (fixed at z_j while published, free once withheld),
+    then ``x_j^T y >= f_j`` for cells with a listing floor.  A question sets a target on the
+    protected cell's row and fixes the known cells' rows; both are undone after it.
+    """
+
+    def __init__(
+        self, Xc: sp.csc_matrix, values: np.ndarray, suppressed: np.ndarray, allowed: np.ndarray, weight: np.ndarray,
+        floor: np.ndarray, *, free: np.ndarray | None = None, fixed: np.ndarray | None = None,
+    ) -> None:
+        # a restricted program moves only the inner cells ``free``; the others hold their values ``fixed``
+        self.base = np.zeros(Xc.shape[0]) if free is None else np.where(free, 0.0, fixed)
+        self.fixed_part = np.asarray(Xc.T @ self.base).reshape(-1)
+        if free is not None:
+            Xc = Xc[np.flatnonzero(free)].tocsc()
+        self.Xc = Xc
+        self.values = values
+        self.suppressed = suppressed.copy()
+        self.allowed = allowed
+        self.weight = weight
+        self.floor = floor
+        self._h: Any = None
+
+    def _build(self) -> None:
+        n_in, n = self.Xc.shape
+        XT = self.Xc.T.tocsr()
+        eye = sp.identity(n, format="csr")
+        rows = [sp.hstack([XT, -eye, eye], format="csr")]
+        rhs = self.values - self.fixed_part
+        lower = [np.where(self.suppressed, -np.inf, rhs)]
+        upper = [np.where(self.suppressed, np.inf, rhs)]
+        self._floored = np.flatnonzero(self.floor - self.fixed_part > 0)
+        if self._floored.size:
+            rows.append(sp.hstack([XT[self._floored], sp.csr_matrix((self._floored.size, 2 * n))], format="csr"))
+            lower.append(self.floor[self._floored] - self.fixed_part[self._floored])
+            upper.append(np.full(self._floored.size, np.inf))
+        A = sp.vstack(rows, format="csc")
+        dev_up = np.where(self.allowed & ~self.suppressed, np.inf, 0.0)
+        self._h = _highs_model(
+            A,
+            np.concatenate(lower),
+            np.concatenate(upper),
+            np.zeros(n_in + 2 * n),
+            np.concatenate([np.full(n_in, np.inf), dev_up, dev_up]),
+        )
+        import highspy
+
+        cost = np.concatenate([np.zeros(n_in), self.weight, self.weight])
+        self._h.changeColsCost(cost.shape[0], np.arange(cost.shape[0], dtype=np.int32), cost)
+        self._h.setOptionValue("simplex_strategy", 1)  # dual simplex: questions change bounds only
+        self._inf = highspy.kHighsInf
+
+    def _rows(self, cells: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        inf = self._inf
+        self._h.changeRowsBounds(
+            cells.size, cells.astype(np.int32), np.where(np.isfinite(lower), lower, -inf), np.where(np.isfinite(upper), upper, inf)
+        )
+
+    def _withhold(self, cells: np.ndarray) -> None:
+        n_in, n = self.Xc.shape
+        self.suppressed[cells] = True
+        if self._h is None or not cells.size:
+            return
+        self._rows(cells, np.full(cells.size, -np.inf), np.full(cells.size, np.inf))
+        cols = np.concatenate([n_in + cells, n_in + n + cells]).astype(np.int32)
+        self._h.changeColsBounds(cols.size, cols, np.zeros(cols.size), np.zeros(cols.size))
+
+    def ask(self, p: int, upper: bool, target: float, known: np.ndarray | None = None) -> np.ndarray | None:
+        """Reach ``target`` on cell p (the notes' program); withholds the cells that give way.
+
+        ``known`` (withheld) cells are equations that never give way.  Returns the inner values y,
+        or None when no allowed cells can give way enough.
+        """
+        import highspy
+
+        if self._h is None:
+            self._build()
+        n_in, n = self.Xc.shape
+        if not upper and target < 0:
+            target = 0.0  # the attacker's lower bound can only reach 0
+        known = np.zeros(0, dtype=np.int64) if known is None else np.asarray(known, dtype=np.int64)
+        rhs = self.values - self.fixed_part
+        self._rows(known, rhs[known], rhs[known])
+        own = np.array([p])
+        t = target - self.fixed_part[p]
+        self._rows(own, np.array([t if upper else -np.inf]), np.array([np.inf if upper else t]))
+        self._h.run()
+        status = self._h.getModelStatus()
+        if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible):
+            self._h.clearSolver()  # a numerical failure from the last basis: once more from scratch
+            self._h.run()
+            status = self._h.getModelStatus()
+        self._rows(np.r_[known, own], np.full(known.size + 1, -np.inf), np.full(known.size + 1, np.inf))
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return None
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise DataError(f"the protection program of published cell {p} did not solve (HiGHS: {status.name}).")
+        x = np.asarray(self._h.getSolution().col_value)
+        dev = x[n_in : n_in + n] + x[n_in + n :]
+        scale = max(1.0, float(np.abs(self.values[~self.suppressed]).max(initial=1.0)))
+        give = np.flatnonzero((dev > 1e-9 * scale) & ~self.suppressed)
+        self._withhold(give)
+        return x[:n_in]

@@ -7,9 +7,22 @@
   ``total - x1 - x2 < (p/100) x1`` (Hundepool et al. 2012, Statistical Disclosure Control,
   section 4.2.2).  A single contributor (x2 = 0) is always sensitive under both dominance rules.
 
-A rule also says how much protection a suppressed cell needs, for the audit: the p% rule's upper
-and lower protection ``(p/100) x1 - (total - x1 - x2)`` (the same reference), the (n, k) rule's
-``(100/k) sum of n largest - total``, and for the frequency rule any interval of positive width.
+A rule also says how much protection a suppressed cell needs (:func:`protection_requirements`),
+as bounds the attacker's interval must reach:
+
+- p% rule: upper and lower protection ``(p/100) x1 - (total - x1 - x2)`` (the same reference), the
+  (n, k) rule: ``(100/k) sum of n largest - total``, on both sides of the value (the lower side at
+  most down to 0);
+- frequency rule ``freq<=T`` on a frequency table: the attacker's upper bound must reach ``T + 1``.
+  A bound within the rule tells the attacker the cell holds at most T units, the very fact the rule
+  protects; and since every other cell is non-negative, an upper bound of ``T + 1`` on each primary
+  also means that no sum of primaries the attacker can derive (``B + C`` published implicitly as a
+  margin less its published cells) is within the rule.  An empty primary (``protect_zeros``) needs
+  only that it is not computable; ``min_width`` asks further that the interval be that wide (in
+  counts), as tau-Argus's safety range and GaussSuppression's ``rangeMin`` do;
+- frequency rule on a magnitude table (contributors): an interval of positive width.
+
+Every withheld cell, primary or not, must in any case not be computable exactly (positive width).
 """
 
 from __future__ import annotations
@@ -22,7 +35,7 @@ import numpy as np
 
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["Rule", "parse_rule", "primary_cells"]
+__all__ = ["Rule", "Requirements", "parse_rule", "primary_cells", "protection_requirements"]
 
 
 @dataclass(frozen=True)
@@ -153,3 +166,108 @@ def primary_cells(
         if need is not None:
             required = np.where(flagged, np.maximum(required, need), required)
     return primary, required
+
+
+@dataclass(frozen=True, eq=False)
+class Requirements:
+    """What the attacker's interval of each published cell must reach when the cell is withheld.
+
+    Attributes
+    ----------
+    primary : ndarray of bool
+        The cells some rule makes sensitive.
+    upper : ndarray of float64
+        The attacker's upper bound must be at least this (``-inf``: no requirement).
+    lower : ndarray of float64
+        The attacker's lower bound must be at most this (``inf``: no requirement).
+    width : ndarray of float64
+        ``upper bound - lower bound`` must be at least this; every withheld cell needs a positive width
+        whatever this says.
+    threshold : float
+        The largest count the frequency rules make sensitive (0 without a frequency rule on counts):
+        a derivable sum of primaries in ``1..threshold`` is a disclosure.
+    """
+
+    primary: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+    width: np.ndarray
+    threshold: float = 0.0
+
+    @property
+    def n(self) -> int:
+        return int(self.primary.shape[0])
+
+    def met(self, value: np.ndarray, lower: np.ndarray, upper: np.ndarray, cells: np.ndarray, tol: float = 1e-7) -> tuple[np.ndarray, np.ndarray]:
+        """Whether the lower and the upper side of each cell's interval ``[lower, upper]`` meet the requirements.
+
+        A cell meets the width requirement on both sides (``upper - lower`` at least ``width`` and
+        positive); comparisons allow ``tol * max(1, |value|)``.
+        """
+        cells = np.asarray(cells, dtype=np.int64)
+        value = np.asarray(value, dtype=np.float64)
+        slack = tol * np.maximum(1.0, np.abs(value))
+        with np.errstate(invalid="ignore"):
+            up = upper >= self.upper[cells] - slack
+            low = lower <= self.lower[cells] + slack
+            wide = (upper - lower > slack) & (upper - lower >= self.width[cells] - slack)
+        return low & wide, up & wide
+
+
+def protection_requirements(
+    rules: Any,
+    counts: np.ndarray,
+    values: np.ndarray | None = None,
+    top: np.ndarray | None = None,
+    *,
+    protect_zeros: bool = False,
+    min_width: float = 0.0,
+) -> Requirements:
+    """The primary cells of ``rules`` and what each one's attacker interval must reach (module notes).
+
+    Parameters
+    ----------
+    rules : rule or list of rules
+    counts : array over the published cells
+        What the frequency rule counts (records in a frequency table, contributors in a magnitude table).
+    values, top : arrays, optional
+        A magnitude table's sums and largest contributions; without them ``counts`` are the published values.
+    protect_zeros : bool
+        The frequency rule also makes empty cells primary.
+    min_width : float
+        Frequency tables: the least width of a frequency-rule primary's interval, in counts.
+
+    Examples
+    --------
+    Counts 1, 3, 7 with ``freq<=3``: the first two are primary and the attacker's upper bound on each
+    must reach 4.
+
+    >>> req = protection_requirements(["freq<=3"], np.array([1, 3, 7]))
+    >>> req.primary.tolist(), req.upper.tolist()
+    ([True, True, False], [4.0, 4.0, -inf])
+    """
+    parsed = [parse_rule(r) for r in ([rules] if isinstance(rules, (str, Rule)) else rules)]
+    counts = np.asarray(counts)
+    n = counts.shape[0]
+    if not np.isfinite(min_width) or min_width < 0:
+        raise InvalidArgumentError(f"min_width must be a non-negative number of counts. Got {min_width!r}.")
+    primary, required = primary_cells(parsed, counts, values, top, protect_zeros)
+    upper = np.full(n, -np.inf)
+    lower = np.full(n, np.inf)
+    width = np.zeros(n)
+    threshold = 0.0
+    value = np.asarray(counts if values is None else values, dtype=np.float64)
+    dominance = primary & (required > 0)
+    upper[dominance] = value[dominance] + required[dominance]
+    lower[dominance] = value[dominance] - np.minimum(required[dominance], np.maximum(value[dominance], 0.0))
+    if values is None:
+        for rule in parsed:
+            if rule.kind != "freq":
+                continue
+            threshold = max(threshold, rule.threshold)
+            small = (counts >= 1) & (counts <= rule.threshold)
+            upper[small] = np.maximum(upper[small], rule.threshold + 1.0)
+            width[small] = np.maximum(width[small], float(min_width))
+    elif min_width:
+        raise InvalidArgumentError("min_width applies to frequency tables; a magnitude table's rules say its protection.")
+    return Requirements(primary, upper, lower, width, threshold)

@@ -31,9 +31,10 @@ from .._random import RNGLike, as_generator
 from .._registry import register
 from .._validation import check_integer
 from ..exceptions import CellsafeWarning, DataError
-from ..published import Publication, PublishedTable, check_publication_spec, publication_for
+from ..published import Publication, PublishedTable, check_publication_spec
 from ..table import CountTable
 from ._base import Mechanism
+from ._listing import check_listing, listed_publication
 
 __all__ = ["SmallCountRounding", "round_small_counts"]
 
@@ -184,6 +185,11 @@ class SmallCountRounding(Mechanism):
         there are more); bounds the memory of the greedy step.
     max_iter : int, default 10000
         Cap on iterations.
+    list : {'frame', 'nonzero'}, default 'frame'
+        Which cells the release lists: every cell of every crossing, empty ones included (each
+        combination of categories is an inner cell, as R's ``extend0``), or only the cells with a
+        non-empty inner cell.  A listing of non-empty cells tells the reader that a listed 0 holds
+        1 to b-1 in truth; it warns when the release has such cells.
 
     Examples
     --------
@@ -205,12 +211,15 @@ class SmallCountRounding(Mechanism):
         base: int = 3,
         max_iter_rows: int = 1000,
         max_iter: int = 10_000,
+        list: str = "frame",  # noqa: A002  the issue's and the command line's name (--list)
     ) -> None:
         self.publication = publication
         self.base = base
         self.max_iter_rows = max_iter_rows
         self.max_iter = max_iter
+        self.list = list
         self._check_params()
+        check_listing(list, "SmallCountRounding")
         check_publication_spec(publication, "SmallCountRounding")
 
     _integer_counts = True
@@ -220,7 +229,7 @@ class SmallCountRounding(Mechanism):
         cells in ``inner_released`` (``inner_table()``); ``progress`` shows a bar of the rounding's
         iterations on standard error."""
         gen = as_generator(rng)
-        pub = publication_for(table, self.publication)
+        pub = listed_publication(table, self.publication, self.list)
         published_original = pub.aggregate(table)  # refuses non-zero cells outside the inner cells
         y0 = pub.inner_counts(table).astype(np.int64)
         out = []
@@ -229,16 +238,25 @@ class SmallCountRounding(Mechanism):
                 y0, pub.X, self.base, rng=gen, max_iter_rows=self.max_iter_rows, max_iter=self.max_iter,
                 progress=progress,
             )
+            released = pub.aggregate(y).astype(np.float64)
+            if self.list == "nonzero" and np.any(released == 0):
+                warnings.warn(
+                    f"{int(np.sum(released == 0))} listed cell(s) are released as 0: with a listing of non-empty cells "
+                    f"a reader knows each holds 1 to {self.base - 1} in truth; list the frame (list='frame', the default).",
+                    CellsafeWarning,
+                    stacklevel=2,
+                )
             out.append(
                 PublishedTable(
                     publication=pub,
                     original=published_original,
-                    released=pub.aggregate(y).astype(np.float64),
+                    released=released,
                     method="scr",
                     mechanism=repr(self),
                     inner_original=y0,
                     inner_released=y,
                     n_iter=n_iter,
+                    listing=self.list,
                 )
             )
         return out

@@ -49,7 +49,8 @@ from ..table import CountTable, Hierarchy
 from ._base import Mechanism
 from ._gauss import candidate_order, gauss_secondary
 from ._intervals import protect_intervals
-from ._primary import Rule, parse_rule, primary_cells
+from ._listing import check_listing, frame_magnitude, listed_publication, model_rows
+from ._primary import Rule, parse_rule, primary_cells, protection_requirements
 from ._singleton import singleton_secondary, sole_contributors_of_counts, virtual_primaries
 
 __all__ = ["CellSuppression", "suppress_cells", "cell_mask"]
@@ -66,29 +67,36 @@ def suppress_cells(
     protect_zeros: bool = False,
     secondary_zeros: bool = False,
     priority: str = "count",
-    intervals: bool = False,
+    intervals: bool | None = None,
     singletons: bool = False,
     sole: np.ndarray | None = None,
     inner_values: np.ndarray | None = None,
     forced: np.ndarray | None = None,
     hidden: np.ndarray | None = None,
+    floor: np.ndarray | None = None,
+    min_width: float = 0.0,
     progress: bool = False,
 ) -> np.ndarray:
     """Suppression status of every published cell: ``'primary'``, ``'secondary'`` or ``''``.
 
-    ``counts`` are the published frequencies; for a magnitude table also ``values`` (sums),
-    ``top`` (largest contributions) and ``n_contributors`` (the frequency rule then counts
-    contributors).  ``priority`` is what candidates are ordered by, largest first: 'count' or
-    'value'.  ``intervals`` widens the primaries' intervals to their protection (needs
-    ``values``, or uses ``counts``; ``inner_values`` tells whether a positive width needs linear
-    programs); ``singletons`` needs ``sole``, each cell's single contributor (-1 for none or
-    several).  ``forced`` cells are published (a primary among them is an error), ``hidden`` ones
-    withheld (status 'secondary' unless primary); both bool arrays over the published cells.
+    ``X`` (inner x published cells) is the attacker's model the protection is computed on: its rows
+    are the inner cells that may be non-empty.  ``counts`` are the published frequencies; for a
+    magnitude table also ``values`` (sums), ``top`` (largest contributions) and ``n_contributors``
+    (the frequency rule then counts contributors).  ``priority`` is what candidates are ordered by,
+    largest first: 'count' or 'value'.  ``intervals`` widens the primaries' intervals to their
+    requirements (:func:`~cellsafe.mechanisms.protection_requirements`; default: on for frequency
+    tables and for magnitude tables with a p% or (n, k) rule); ``inner_values`` tells whether a
+    positive width needs linear programs; ``singletons`` needs ``sole``, each cell's single
+    contributor (-1 for none or several).  ``floor`` is the least value the listing reveals of each
+    cell (1 for a listing of non-empty cells).  ``forced`` cells are published (a primary among
+    them is an error), ``hidden`` ones withheld (status 'secondary' unless primary); both bool
+    arrays over the published cells.
     """
     counts = np.asarray(counts)
     n = counts.shape[0]
     freq = np.asarray(n_contributors) if n_contributors is not None else counts
-    primary, required = primary_cells(rules, freq, values, top, protect_zeros)
+    req = protection_requirements(rules, freq, values, top, protect_zeros=protect_zeros, min_width=min_width)
+    primary = req.primary
     forced = np.zeros(n, dtype=bool) if forced is None else np.asarray(forced, dtype=bool)
     hidden = np.zeros(n, dtype=bool) if hidden is None else np.asarray(hidden, dtype=bool) & ~forced
     if np.any(forced & primary):
@@ -113,21 +121,32 @@ def suppress_cells(
     suppressed = primary | hidden | secondary[:n]
     exposed = exposed[:n]
     measure = np.asarray(values if values is not None else counts, dtype=np.float64)
+    frequency_table = values is None
+    if intervals is None:
+        intervals = frequency_table or any(parse_rule(r).needs_contributions for r in rules)
     positive_inner = inner_values is not None and bool(np.all(np.asarray(inner_values) > 0))
-    # a positive width follows from the elimination when every inner value is positive (the audit's span test)
-    check = np.flatnonzero(primary & ((required > 0) | (not positive_inner)))
-    # the largest protection first: what it withholds often covers the smaller ones
-    check = check[np.lexsort((check, -required[check]))]
+    has_floor = floor is not None and bool(np.any(np.asarray(floor) > 0))
+    # a positive width follows from the elimination when every inner value is positive and the listing
+    # gives no floor (the audit's span test): then only cells with a target need programs
+    targeted = np.isfinite(req.upper) & (req.upper > measure) | np.isfinite(req.lower) | (req.width > 0)
     unresolved = np.zeros(n, dtype=bool)
     checked: set[int] = set()  # contributors once checked stay protected as more cells are withheld
     if singletons:
         suppressed, lost, _ = singleton_secondary(X, primary, suppressed, sole, order, forced=forced, virtual=virtual, checked=checked)  # type: ignore[arg-type]  # sole is given with singletons
         exposed |= lost
-    while intervals and check.size:  # each round withholds a new cell or stops
+    while intervals:  # each round withholds a new cell or stops
         before = suppressed.copy()
+        every = positive_inner and not has_floor
+        check = np.flatnonzero(primary & (targeted | (not every)))
+        # the largest requirement first: what it withholds often covers the smaller ones
+        check = check[np.lexsort((check, -(np.where(np.isfinite(req.upper), req.upper, 0.0) - measure)[check]))]
+        # with a listing floor (or empty inner cells) a withheld cell that is not primary may be pinned
+        # too (a margin of 2 over two listed cells): every withheld cell then needs a positive width
+        others = np.flatnonzero(suppressed & ~primary) if not every else np.zeros(0, dtype=np.int64)
         suppressed, unresolved, _ = protect_intervals(
-            X, measure, suppressed, required, check, allowed=~forced, cost=np.asarray(weight, dtype=np.float64),
-            sole=sole if singletons else None, progress=progress,
+            X, measure, suppressed, None, np.r_[check, others], allowed=~forced, cost=np.asarray(weight, dtype=np.float64),
+            sole=sole if singletons else None, floor=floor, upper=req.upper, lower=req.lower, width=req.width,
+            apart=not frequency_table, guarded=primary, inner=inner_values, progress=progress,
         )
         if not singletons or np.array_equal(before, suppressed):
             break
@@ -209,26 +228,39 @@ class CellSuppression(Mechanism):
     rules : sequence of str, default ('freq<=3',)
         Primary rules: ``'freq<=N'`` (counts 1..N; contributors in a magnitude table), ``'p%=P'``
         (p% rule), ``'nk(n,k)'`` ((n, k)-dominance).  A cell is primary when any rule says so.
+    list : {'frame', 'nonzero'}, default 'frame'
+        Which cells the release lists.  'frame': every cell of every crossing (each combination of
+        the categories and hierarchy codes, empty cells included, less the table's structural
+        zeros), so that the listing reveals nothing.  'nonzero': only non-empty cells; the reader
+        then knows every listed cell holds at least 1 and every unlisted one nothing, and the
+        protection allows for that (a margin of 2 over two listed withheld cells gives both away).
     protect_zeros : bool, default False
-        The frequency rule also suppresses empty cells.
+        The frequency rule also suppresses empty cells (GaussSuppression's default): an empty primary
+        must not be computable, so the empty inner cells beneath it join the attacker's model.
     secondary_zeros : bool, default False
         Allow empty cells as secondary suppressions (by default they are offered for publication
-        first, since a suppressed zero protects nothing once counts are known non-negative).
+        first; then every empty combination is in the attacker's model, which costs time).
     priority : {'count', 'value'}, default 'count'
         Candidates are offered for publication largest first by this measure, so the smallest cells
         are the secondary suppressions; ties by position.  It is also the cost of the cells withheld
         for protection levels.
     intervals : bool, optional
-        Widen every primary's interval to the protection its rule requires (linear programs, see
-        :func:`~cellsafe.mechanisms.protect_intervals`): the p% rule's
-        ``(p/100) x1 - (total - x1 - x2)`` and the (n, k) rule's ``(100/k) (x1 + ... + xn) - total``
-        above and below the value (below: at most down to 0).  Default (None): on for magnitude
-        tables with a p% or (n, k) rule, off otherwise, where a frequency-rule cell needs only that
-        it is not computable exactly.
+        Widen every primary's interval to what its rule requires
+        (:func:`~cellsafe.mechanisms.protection_requirements`), by linear programs (see
+        :func:`~cellsafe.mechanisms.protect_intervals`): the frequency rule ``freq<=T`` asks the
+        attacker's upper bound to reach ``T + 1`` (so that no cell nor any derivable sum of
+        primaries is known to be within the rule), the p% rule ``(p/100) x1 - (total - x1 - x2)``
+        and the (n, k) rule ``(100/k) (x1 + ... + xn) - total`` above and below the value (below:
+        at most down to 0); every withheld cell, primary or not, gets a positive width.  Default
+        (None): on for frequency tables and for magnitude tables with a p% or (n, k) rule.
     singletons : bool, optional
         Protect against a contributor alone in a withheld cell (module notes of
-        :mod:`~cellsafe.mechanisms._singleton`).  Default (None): on for magnitude tables, off for
-        frequency tables (where the record of a count of 1 is the contributor).
+        :mod:`~cellsafe.mechanisms._singleton`): in a frequency table the one record of a cell of
+        count 1.  Default (None): on.
+    min_width : float, default 0
+        Frequency tables: the least width of every frequency-rule primary's interval, in counts
+        (tau-Argus's safety range, GaussSuppression's ``rangeMin``); the rule's own requirement
+        (upper bound at least ``T + 1``) already gives a width of at least ``T + 1 - value``.
     forced : optional
         Cells published whatever happens: a bool mask or positions over the published cells, or a
         frame (or list of dicts) of cell labels such as ``[{"region": "N", "sector": "Total"}]``
@@ -246,16 +278,20 @@ class CellSuppression(Mechanism):
     time_limit : float, default 60
         Seconds the optimal method may take.
 
+
     Notes
     -----
     Secondary suppression is Langsrud's (2024) Gaussian elimination over X (inner x published
     cells): candidates are published one by one unless that makes a primary cell a linear
     combination of published cells.  It guarantees that no primary cell is computable exactly;
-    :func:`cellsafe.metrics.audit_suppression` computes the intervals an attacker gets when counts
-    are also known to be non-negative; with ``intervals`` every primary passes it with the required
-    widths.  Forced and hidden cells are sdcTable's and tau-Argus's "status: safe/unsafe by the
-    user": forced cells are offered for publication first and never withheld; hidden cells are
-    never offered.  Deterministic: ``rng`` is accepted and ignored.
+    the protection levels then take every requirement to the attacker's linear programs, which
+    :func:`cellsafe.metrics.audit_suppression` solves independently on the release.  The
+    protection is computed against an attacker who also knows which inner cells are empty (the
+    rows of X are the non-empty inner cells): a stronger attacker than the reader of the release,
+    so what protects against it protects against the reader.  Forced and hidden cells are
+    sdcTable's and tau-Argus's "status: safe/unsafe by the user": forced cells are offered for
+    publication first and never withheld; hidden cells are never offered.  Deterministic: ``rng``
+    is accepted and ignored.
 
     Examples
     --------
@@ -275,11 +311,13 @@ class CellSuppression(Mechanism):
         publication: str | Sequence[Sequence[str]] | Publication,
         *,
         rules: Sequence[str | Rule] = ("freq<=3",),
+        list: str = "frame",  # noqa: A002  the issue's and the command line's name (--list)
         protect_zeros: bool = False,
         secondary_zeros: bool = False,
         priority: str = "count",
         intervals: bool | None = None,
         singletons: bool | None = None,
+        min_width: float = 0.0,
         forced: Any = None,
         hidden: Any = None,
         secondary: str = "gauss",
@@ -288,17 +326,20 @@ class CellSuppression(Mechanism):
     ) -> None:
         self.publication = publication
         self.rules = rules
+        self.list = list
         self.protect_zeros = protect_zeros
         self.secondary_zeros = secondary_zeros
         self.priority = priority
         self.intervals = intervals
         self.singletons = singletons
+        self.min_width = min_width
         self.forced = forced
         self.hidden = hidden
         self.secondary = secondary
         self.cost = cost
         self.time_limit = time_limit
         self._check_params()
+        check_listing(list, "CellSuppression")
         check_publication_spec(publication, "CellSuppression")
         if isinstance(rules, (str, Rule)) or not len(rules):
             raise InvalidArgumentError(
@@ -314,28 +355,37 @@ class CellSuppression(Mechanism):
         """The suppressed publication of a frequency table (``m`` identical copies: the method is deterministic).
 
         ``progress=True`` draws a bar on standard error over the protection-level programs (``intervals``).
+        The result's publication lists the cells ``list`` says; its ``inner_original`` holds the
+        table's counts on the publication's inner cells.
         """
-        pub = publication_for(table, self.publication)
+        pub = listed_publication(table, self.publication, self.list)
         original = pub.aggregate(table)
         inner = pub.inner_counts(table)
-        singletons = bool(self.singletons)
+        req_primary = protection_requirements(self.rules_, original, protect_zeros=bool(self.protect_zeros)).primary
+        rows = model_rows(pub, inner, req_primary if self.protect_zeros else None, all_rows=bool(self.secondary_zeros))
+        X = pub.X[rows]
+        singletons = True if self.singletons is None else bool(self.singletons)
+        floor = np.where(original > 0, 1.0, 0.0) if self.list == "nonzero" else None
         status = suppress_cells(
-            pub.X,
+            X,
             original,
             self.rules_,
             protect_zeros=bool(self.protect_zeros),
             secondary_zeros=bool(self.secondary_zeros),
-            intervals=bool(self.intervals),
+            intervals=self.intervals,
             singletons=singletons,
-            sole=sole_contributors_of_counts(pub.X, inner) if singletons else None,
-            inner_values=inner,
+            sole=sole_contributors_of_counts(X, inner[rows]) if singletons else None,
+            inner_values=inner[rows],
             forced=cell_mask(pub, self.forced, "forced"),
             hidden=cell_mask(pub, self.hidden, "hidden"),
+            floor=floor,
+            min_width=float(self.min_width),
             progress=progress,
         )
-        # a publication of the table's non-empty cells lists no empty cell: each listed count is then at least 1
-        status, note = self._optimal(pub, original, status, listed_lower=1.0 if np.all(original > 0) else 0.0)
-        return [self._result(pub, original, status, "count", note) for _ in range(m)]
+        req = protection_requirements(self.rules_, original, protect_zeros=bool(self.protect_zeros), min_width=float(self.min_width))
+        # a listing of non-empty cells: each listed count is at least 1
+        status, note = self._optimal(pub, original, status, listed_lower=1.0 if self.list == "nonzero" else 0.0, X=X)
+        return [self._result(pub, original, status, "count", note, inner=inner, requirements=req) for _ in range(m)]
 
     def suppress_magnitude(
         self,
@@ -382,9 +432,15 @@ class CellSuppression(Mechanism):
                 "singleton protection needs each cell's largest contributor; build the MagnitudeTable with "
                 "magnitude_table(...) or pass singletons=False."
             )
+        rows = None
+        if self.list == "frame":
+            mt, rows = frame_magnitude(mt)
+            top = mt.top
         pub = mt.publication
+        X = pub.X if rows is None else pub.X[rows]
+        sole = np.where(mt.n_contributors == 1, mt.largest, -1) if singletons else None
         status = suppress_cells(
-            pub.X,
+            X,
             mt.counts,
             self.rules_,
             values=mt.values,
@@ -395,19 +451,19 @@ class CellSuppression(Mechanism):
             priority=self.priority,
             intervals=intervals,
             singletons=singletons,
-            sole=np.where(mt.n_contributors == 1, mt.largest, -1) if singletons else None,  # type: ignore[arg-type]
-            inner_values=mt.inner_values,
+            sole=sole,
+            inner_values=mt.inner_values if rows is None else mt.inner_values[rows],
             forced=cell_mask(pub, self.forced, "forced"),
             hidden=cell_mask(pub, self.hidden, "hidden"),
             progress=progress,
         )
-        status, note = self._optimal(pub, mt.values, status, listed_lower=0.0, counts=mt.n_contributors, top=top)
-        return self._result(mt.publication, mt.values, status, mt.value, note)
-
+        req = protection_requirements(self.rules_, mt.n_contributors, mt.values, top)
+        status, note = self._optimal(pub, mt.values, status, listed_lower=0.0, counts=mt.n_contributors, top=top, X=X)
+        return self._result(mt.publication, mt.values, status, mt.value, note, inner=mt.inner_values, requirements=req, sole=sole)
     def _optimal(self, pub: Publication, values: np.ndarray, status: np.ndarray, *, listed_lower: float,
-                 counts: Any = None, top: Any = None) -> tuple[np.ndarray, str]:
+                 counts: Any = None, top: Any = None, X: Any = None) -> tuple[np.ndarray, str]:
         """The optimal pattern from the Gaussian one (``secondary='optimal'``), and its note; the status unchanged
-        otherwise."""
+        otherwise.  ``X``: the protection's model (default the publication's inner cells)."""
         if self.secondary != "optimal":
             return status, ""
         from ._optimal import optimal_secondary, optimal_targets
@@ -420,7 +476,7 @@ class CellSuppression(Mechanism):
         if not self.secondary_zeros:  # empty cells are never secondary suppressions, as for the Gaussian method
             forced |= (np.asarray(values) == 0) & ~primary
         res = optimal_secondary(
-            pub.X, values, primary, upper, lower, width, start=status != "", cost=self.cost,
+            pub.X if X is None else X, values, primary, upper, lower, width, start=status != "", cost=self.cost,
             forced=forced, hidden=cell_mask(pub, self.hidden, "hidden"),
             listed_lower=listed_lower, time_limit=float(self.time_limit),
         )
@@ -432,7 +488,10 @@ class CellSuppression(Mechanism):
         out[primary] = "primary"
         return out, res.note
 
-    def _result(self, pub: Publication, original: np.ndarray, status: np.ndarray, measure: str, note: str = "") -> PublishedTable:
+    def _result(
+        self, pub: Publication, original: np.ndarray, status: np.ndarray, measure: str, note: str = "", *,
+        inner: Any = None, requirements: Any = None, sole: Any = None,
+    ) -> PublishedTable:
         released = np.asarray(original, dtype=np.float64).copy()
         released[status != ""] = np.nan
         return PublishedTable(
@@ -441,7 +500,11 @@ class CellSuppression(Mechanism):
             released=released,
             method="suppress",
             mechanism=repr(self),
+            inner_original=inner,
             suppression=status,
             measure=measure,
+            requirements=requirements,
+            listing=self.list,
+            sole=sole,
             note=note,
         )

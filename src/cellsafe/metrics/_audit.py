@@ -1,26 +1,29 @@
-"""Audit of a release with missing cells: the interval an attacker can compute for every suppressed cell.
+"""Audit of a release with withheld cells: what a reader of the whole file can compute, and the verdict.
 
-An attacker who knows every published value and that inner counts are non-negative can bound a
-suppressed cell by two linear programs over the inner cells y >= 0 with ``X_P^T y = z_P`` (the
-published cells P): the minimum and the maximum of the suppressed cell's ``x_j^T y``.  A cell is
-unsafe when its interval is narrower than the protection it needs: any positive width for a
-frequency-rule cell (so it is not computed exactly), and for dominance rules the upper and lower
-protection given per cell (Hundepool et al. 2012, section 4.3), the lower one capped at the cell's
-value since no attacker's lower bound falls below 0.  The linear programs are solved by scipy's
-HiGHS in :func:`cellsafe.mechanisms.cell_intervals`, the same code cell suppression uses to reach
-the protection it promises.  Works on any release with NaN cells (suppression, or the cell key method's threshold).
+The reader (:class:`~cellsafe.mechanisms.Intruder`) knows every published value, the public
+categories and so the inner cells that may be non-empty, that inner cells are non-negative, and
+what the listing says (a listing of non-empty cells: every listed cell is at least 1, every
+unlisted one 0).  :func:`audit_suppression` is that reader, and the one verdict ``cellsafe audit``,
+the release report and the API give.  It fails a release when any of these holds:
 
-A cheaper argument comes first where it is exact: when every inner cell's true value is known to be
-strictly positive (pass ``inner``) and there is no upper bound, the true inner cells are an interior
-point of the attacker's feasible set, so a withheld cell's interval has positive width exactly when
-its column of X is not a linear combination of the published columns (a perturbation along the
-residual stays feasible in both directions).  Cells that need only a positive width are then
-decided by that span test (:func:`cellsafe.mechanisms.in_published_span`) and their bounds are
-reported as NaN; linear programs are solved only for cells that need a given width.
+- a withheld cell's interval misses what its rules require
+  (:func:`~cellsafe.mechanisms.protection_requirements`: the frequency rule ``freq<=T`` asks the
+  upper bound to reach ``T + 1``; p% and (n, k) their protection on both sides), or has no width
+  (any withheld cell: computable exactly);
+- a sum of withheld primaries is derivable (its interval has no width) and within the frequency
+  rule (``B + C = 8`` under ``freq<=10``);
+- a contributor alone in a withheld cell, who knows that cell, narrows another's primary below its
+  requirement (the singleton problem; in a frequency table the record of a count of 1);
+- the file shows a value its own ``suppression`` column marks as withheld, or publishes a cell its
+  rules make sensitive.
+
+Intervals are exact: the linear programs of every withheld cell share one model (see the
+intruder's notes) rather than two cold programs each.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,48 +33,109 @@ import scipy.sparse as sp
 
 from .._results import Result
 from ..exceptions import DataError, InvalidArgumentError
-from ..mechanisms import cell_intervals, in_published_span, protection_met
+from ..mechanisms import (
+    LISTINGS,
+    WHOLE_SYSTEM_ROWS,
+    Intruder,
+    Requirements,
+    protection_requirements,
+    neighbourhood,
+    requirement_targets,
+    singleton_shortfalls,
+    sole_contributors_of_counts,
+    touching,
+)
 from ..published import PublishedTable
 
 __all__ = ["SuppressionAudit", "audit_suppression"]
 
+#: Most groups of primaries whose sums are looked at (subsets of the primaries whose upper bound is within the rule).
+_MAX_GROUPS = 5000
+
 
 @dataclass(frozen=True, eq=False)
 class SuppressionAudit(Result):
-    """The attacker's intervals of the suppressed cells of a release.
+    """What a reader of a release computes about its withheld cells, and the verdict.
 
     Attributes
     ----------
     release : PublishedTable
     cells : ndarray of int64
-        Positions of the suppressed published cells.
+        Positions of the withheld published cells.
     lower, upper : ndarray of float64
-        The attacker's bounds on each.
-    required : ndarray of float64
-        The protection each needs on both sides (0: only that it is not exact).
+        The reader's exact bounds on each.
+    upper_target, lower_target, width_target : ndarray of float64
+        What each must reach (``-inf`` / ``inf`` / 0: nothing asked beyond a positive width).
     safe : ndarray of bool
-        ``upper - value >= required`` and ``value - lower >= min(required, value)`` (and width > 0
-        when nothing more is required), each up to ``tol * max(1, |value|)``.
+        Whether each withheld cell's interval meets its requirement (and has a positive width).
+    sums : DataFrame
+        Derivable sums of withheld primaries within the frequency rule: ``cells`` (positions),
+        ``value``, ``lower``, ``upper``.
+    singletons : DataFrame
+        Requirements a contributor alone in a withheld cell leaves unmet: ``contributor``,
+        ``cell``, ``side``, ``lower``, ``upper``.
+    shown_withheld : ndarray of int64
+        Cells the file's ``suppression`` column marks withheld but whose value it shows.
+    sensitive_published : ndarray of int64
+        Cells the rules make primary that are published.
+    listing : str
+        'frame' or 'nonzero': what the reader takes the listing to say.
+    exact : bool
+        True: ``lower`` and ``upper`` are the reader's bounds.  False (a system of more than
+        ``WHOLE_SYSTEM_ROWS`` inner cells): they come from programs in which only the inner cells
+        of withheld cells and around them move, the others keeping their values; the reader's
+        interval holds them, a requirement they meet is met, and one they miss is not proven met
+        (counted as unsafe).
+    n_lp : int
+        Linear programs solved.
     """
 
     release: PublishedTable = field(repr=False)
     cells: np.ndarray = field(repr=False)
     lower: np.ndarray = field(repr=False)
     upper: np.ndarray = field(repr=False)
-    required: np.ndarray = field(repr=False)
+    upper_target: np.ndarray = field(repr=False)
+    lower_target: np.ndarray = field(repr=False)
+    width_target: np.ndarray = field(repr=False)
     safe: np.ndarray = field(repr=False)
+    sums: pd.DataFrame = field(repr=False)
+    singletons: pd.DataFrame = field(repr=False)
+    shown_withheld: np.ndarray = field(repr=False)
+    sensitive_published: np.ndarray = field(repr=False)
+    listing: str = "frame"
+    exact: bool = True
+    n_lp: int = 0
 
     @property
     def passed(self) -> bool:
-        """True when every suppressed cell is protected as required."""
-        return bool(np.all(self.safe))
+        """True when nothing in the module notes' list holds."""
+        return bool(
+            np.all(self.safe) and self.sums.empty and self.singletons.empty and not self.shown_withheld.size
+            and not self.sensitive_published.size
+        )
 
     @property
     def n_unsafe(self) -> int:
+        """Withheld cells whose interval misses its requirement."""
         return int(np.sum(~self.safe))
 
+    def problems(self) -> list[str]:
+        """One sentence per kind of failure (empty when passed)."""
+        out = []
+        if self.n_unsafe:
+            out.append(f"{self.n_unsafe} withheld cell(s) narrower than required")
+        if not self.sums.empty:
+            out.append(f"{len(self.sums)} derivable sum(s) of primaries within the rule")
+        if not self.singletons.empty:
+            out.append(f"{self.singletons['cell'].nunique()} primary cell(s) narrowed by a contributor alone in a withheld cell")
+        if self.shown_withheld.size:
+            out.append(f"{self.shown_withheld.size} cell(s) the file marks withheld show their value")
+        if self.sensitive_published.size:
+            out.append(f"{self.sensitive_published.size} cell(s) the rules make sensitive are published")
+        return out
+
     def to_frame(self) -> pd.DataFrame:
-        """One row per suppressed cell: its variables, value, status, bounds, width, required and safe."""
+        """One row per withheld cell: its variables, value, status, bounds, width, targets and verdict."""
         rel = self.release
         out = rel.publication.cells().iloc[self.cells].reset_index(drop=True)
         out[rel.measure] = np.asarray(rel.original, dtype=np.float64)[self.cells]
@@ -80,16 +144,27 @@ class SuppressionAudit(Result):
         out["lower"] = self.lower
         out["upper"] = self.upper
         out["width"] = self.upper - self.lower
-        out["required"] = self.required
+        out["upper_target"] = self.upper_target
+        out["lower_target"] = self.lower_target
+        out["width_target"] = self.width_target
         out["safe"] = self.safe
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        width = self.upper - self.lower
         return {
             "n_suppressed": int(self.cells.shape[0]),
             "n_unsafe": self.n_unsafe,
+            "n_derivable_sums": int(len(self.sums)),
+            "n_singleton_disclosures": int(len(self.singletons)),
+            "n_shown_withheld": int(self.shown_withheld.size),
+            "n_sensitive_published": int(self.sensitive_published.size),
+            "listing": self.listing,
+            "exact": self.exact,
             "passed": self.passed,
-            "min_width": float(np.nanmin(self.upper - self.lower)) if np.isfinite(self.upper - self.lower).any() else float("nan"),
+            "problems": self.problems(),
+            "min_width": float(np.min(width)) if width.size and np.isfinite(width).any() else float("nan"),
+            "n_lp": self.n_lp,
         }
 
     def _title(self) -> str:
@@ -102,26 +177,47 @@ class SuppressionAudit(Result):
 def audit_suppression(
     release: PublishedTable,
     *,
+    rules: Any = None,
+    requirements: Requirements | None = None,
     required: Any = None,
-    upper_bound: float | None = None,
+    list: str | None = None,  # noqa: A002  the parameter of CellSuppression and --list
+    singletons: bool = True,
+    sole: Any = None,
     inner: Any = None,
+    upper_bound: float | None = None,
     tol: float = 1e-7,
 ) -> SuppressionAudit:
-    """Intervals of every suppressed cell of ``release`` from everything it publishes.
+    """Everything a reader of ``release`` computes about its withheld cells, and the verdict (module notes).
 
     Parameters
     ----------
     release : PublishedTable
-        Any release with NaN where cells are withheld; ``original`` holds the true values.
+        Any release with NaN where cells are withheld; ``original`` holds the true values.  Its
+        publication's inner cells are the reader's: a release listing its frame has every
+        combination of categories (``CellSuppression``'s default), so the audit is exact.
+    rules : list of str, optional
+        The primary rules of a frequency table (``['freq<=3']``); their requirements are judged.
+    requirements : Requirements, optional
+        What each cell's interval must reach (a magnitude table's rules need its contributions:
+        :func:`cellsafe.mechanisms.protection_requirements`).  Default: from ``rules``, else those
+        the release was made with (``release.requirements``), else a positive width only.
     required : float or array over the published cells, optional
-        Protection each suppressed cell needs on both sides of its value (default 0: the interval
-        must only have positive width).
+        A symmetric protection on both sides of each withheld cell's value instead (the lower side
+        at most down to 0).
+    list : {'frame', 'nonzero'}, optional
+        What the listing tells the reader (default ``release.listing``, else 'frame'): with
+        'nonzero' every listed withheld count is at least 1.
+    singletons : bool, default True
+        Judge the requirements against every contributor alone in a withheld cell too: in a
+        frequency table the record of a count of 1 (from ``inner``, default
+        ``release.inner_original``), in a magnitude table the contributor given by ``sole``
+        (default ``release.sole``).
+    sole : array over the published cells, optional
+        Each cell's single contributor, -1 for none or several (magnitude tables).
+    inner : array over the publication's inner cells, optional
+        A frequency table's inner counts.
     upper_bound : float, optional
         A known upper bound on every inner cell (default none).
-    inner : array over the publication's inner cells, optional
-        Their true values (``release.inner_original`` when it is set).  When all are positive and
-        there is no ``upper_bound``, cells that need only a positive width are decided without linear
-        programs (module notes); their ``lower`` and ``upper`` are NaN.
     tol : float
         Relative tolerance of the comparisons (times ``max(1, |value|)``).
 
@@ -129,55 +225,171 @@ def audit_suppression(
     -------
     SuppressionAudit
 
-    Notes
-    -----
-    The inner cells are those of the release's publication (its non-zero cells unless it was
-    built with ``zeros=True``): the attacker is assumed to know which combinations can be
-    non-empty, which is conservative.
-
     Examples
     --------
+    UserSupport #307: A = 15, B = 5, C = 3 and their total 23, ``freq<=10``.  Withholding B and C
+    alone publishes their sum (23 - 15 = 8, within the rule): the audit fails it.
+
     >>> import numpy as np
     >>> from cellsafe.table import CountTable, Variable
     >>> from cellsafe.mechanisms import CellSuppression
-    >>> vs = [Variable("a", ["x", "y", "z"]), Variable("b", ["u", "v"])]
-    >>> t = CountTable.from_dense(np.array([[1, 9], [7, 8], [6, 5]]), vs)
-    >>> [res] = CellSuppression("a*b", rules=["freq<=2"]).sample(t)
-    >>> audit_suppression(res).to_frame()[["a", "b", "lower", "upper"]].values.tolist()[0]
-    ['x', 'u', 0.0, 7.0]
+    >>> t = CountTable.from_dense(np.array([15, 5, 3]), [Variable("g", ["A", "B", "C"])])
+    >>> [res] = CellSuppression("g", rules=["freq<=10"]).sample(t)
+    >>> res.to_frame()["suppression"].tolist()  # the total, A, B, C
+    ['', 'secondary', 'primary', 'primary']
+    >>> audit_suppression(res).passed
+    True
+    >>> import dataclasses
+    >>> old = dataclasses.replace(res, released=np.array([23.0, 15.0, np.nan, np.nan]))
+    >>> audit = audit_suppression(old)
+    >>> audit.passed, audit.sums[["value", "lower", "upper"]].values.tolist()
+    (False, [[8.0, 8.0, 8.0]])
     """
     if not isinstance(release, PublishedTable):
         raise InvalidArgumentError(f"audit_suppression needs a PublishedTable. Got {type(release).__name__}.")
+    listing = list if list is not None else (release.listing or "frame")
+    if listing not in LISTINGS:
+        raise InvalidArgumentError(f"list must be 'frame' or 'nonzero'. Got {listing!r}.")
     pub = release.publication
+    n = pub.n_published
     released = np.asarray(release.released, dtype=np.float64)
-    hidden = np.flatnonzero(np.isnan(released))
-    shown = np.flatnonzero(~np.isnan(released))
-    need = np.zeros(pub.n_published) if required is None else np.broadcast_to(np.asarray(required, dtype=np.float64), (pub.n_published,))
-    if np.any(need < 0):
-        raise DataError("required protection must be non-negative.")
-    Xc = sp.csc_matrix(pub.X)
-    lower = np.zeros(hidden.shape[0])
-    upper = np.zeros(hidden.shape[0])
-    req = need[hidden]
-    inner = release.inner_original if inner is None else inner
-    by_span = np.zeros(hidden.shape[0], dtype=bool)
-    if inner is not None and upper_bound is None:
-        inner = np.asarray(inner, dtype=np.float64)
-        if inner.shape != (pub.n_inner,):
-            raise DataError(f"inner must hold the publication's {pub.n_inner} inner cells. Got shape {inner.shape}.")
-        if np.all(inner > 0):
-            by_span = req == 0
-    if by_span.any():
-        determined = in_published_span(Xc, shown, hidden[by_span])
-        lower[by_span] = np.nan
-        upper[by_span] = np.nan
-        # a determined cell's interval is its value; an undetermined one has positive width
-        lower[np.flatnonzero(by_span)[determined]] = np.asarray(release.original, dtype=np.float64)[hidden[by_span][determined]]
-        upper[np.flatnonzero(by_span)[determined]] = lower[np.flatnonzero(by_span)[determined]]
-    lp = np.flatnonzero(~by_span)
-    lower[lp], upper[lp] = cell_intervals(Xc, released, hidden[lp], upper_bound=upper_bound)
-    value = np.asarray(release.original, dtype=np.float64)[hidden]
-    safe_low, safe_up = protection_met(value, lower, upper, req, tol)
+    original = np.asarray(release.original, dtype=np.float64)
+    req = _requirements(release, rules, requirements, required, original)
+    withheld = np.isnan(released)
+    hidden = np.flatnonzero(withheld)
+    status = release.suppression
+    shown = np.flatnonzero((np.asarray(status, dtype=object) != "") & ~withheld) if status is not None else np.zeros(0, dtype=np.int64)
+    sensitive_published = np.flatnonzero(req.primary & ~withheld)
+    counts = release.measure == "count"
+    floor = np.where(original > 0, 1.0, 0.0) if (listing == "nonzero" and counts) else None
+    Xc = sp.csc_matrix(pub.X, dtype=np.float64)
+    # the reader's system on the published values (true values of withheld cells never enter it)
+    values = np.where(withheld, original, released)
+    inner_values = release.inner_original if inner is None else inner
+    free = None
+    if inner_values is not None and upper_bound is None:
+        live = ~touching(Xc, ~withheld & (values == 0))
+        if int(live.sum()) > WHOLE_SYSTEM_ROWS:  # the whole system takes minutes a program: a restricted one
+            primaries = np.flatnonzero(req.primary & withheld)
+            free = touching(Xc, withheld) | neighbourhood(Xc, ~withheld, primaries)
+    fixed = None if free is None else np.asarray(inner_values, dtype=np.float64)
+    outsider = Intruder(Xc, values, ~withheld, floor=floor, upper_bound=upper_bound, free=free, fixed=fixed)
+    C = outsider.columns(hidden)
+    lower, upper = outsider.bounds(C, cells=hidden, tol=tol)
+    up_target = req.upper[hidden]
+    low_target = req.lower[hidden]
+    width_target = req.width[hidden]
+    safe_low, safe_up = req.met(original[hidden], lower, upper, hidden, tol)
     safe = safe_low & safe_up
-    safe[by_span] = np.isnan(upper[by_span] - lower[by_span])
-    return SuppressionAudit(release, hidden.astype(np.int64), lower, upper, req.copy(), safe)
+    sums = _derivable_sums(outsider, Xc, req, hidden, upper, original, tol)
+    lone = pd.DataFrame(columns=["contributor", "cell", "side", "lower", "upper"])
+    if singletons:
+        lone = _singleton_disclosures(release, Xc, values, withheld, req, sole, inner, floor, tol, counts, fixed)
+    n_lp = outsider.n_lp
+    return SuppressionAudit(
+        release=release, cells=hidden.astype(np.int64), lower=lower, upper=upper, upper_target=up_target,
+        lower_target=low_target, width_target=width_target, safe=safe, sums=sums, singletons=lone,
+        shown_withheld=shown.astype(np.int64), sensitive_published=sensitive_published.astype(np.int64), listing=listing,
+        exact=free is None, n_lp=n_lp,
+    )
+
+
+def _requirements(release: PublishedTable, rules: Any, requirements: Any, required: Any, original: np.ndarray) -> Requirements:
+    n = original.shape[0]
+    if requirements is not None:
+        if requirements.n != n:
+            raise DataError(f"the requirements hold {requirements.n} cells; the release has {n}.")
+        return requirements
+    if rules is not None:
+        if release.measure != "count":
+            raise InvalidArgumentError(
+                "a magnitude table's rules need its contributions: pass requirements=protection_requirements(rules, "
+                "n_contributors, values, top)."
+            )
+        return protection_requirements(rules, np.rint(original).astype(np.int64))
+    if required is not None:
+        r = np.broadcast_to(np.asarray(required, dtype=np.float64), (n,))
+        if np.any(r < 0):
+            raise DataError("required protection must be non-negative.")
+        primary = (r > 0) | (np.asarray(release.suppression, dtype=object) == "primary") if release.suppression is not None else r > 0
+        up = np.where(r > 0, original + r, -np.inf)
+        low = np.where(r > 0, original - np.minimum(r, np.maximum(original, 0.0)), np.inf)
+        return Requirements(primary, up, low, np.zeros(n))
+    if release.requirements is not None:
+        return release.requirements
+    primary = np.zeros(n, dtype=bool) if release.suppression is None else np.asarray(release.suppression, dtype=object) == "primary"
+    return Requirements(primary, np.full(n, -np.inf), np.full(n, np.inf), np.zeros(n))
+
+
+def _derivable_sums(outsider: Intruder, outsider_X: Any, req: Requirements, hidden: np.ndarray, upper: np.ndarray, original: np.ndarray, tol: float) -> pd.DataFrame:
+    """Sums of withheld primaries the reader computes exactly and that are within the frequency rule.
+
+    A primary in such a sum has an upper bound at most the sum (the others are non-negative), so
+    only primaries whose upper bound is within the rule can be in one: their groups of total
+    within the rule are bounded, each by one program pair on the union of its inner cells.
+    """
+    empty = pd.DataFrame(columns=["cells", "value", "lower", "upper"])
+    T = req.threshold
+    if T <= 0:
+        return empty
+    small = (req.primary[hidden]) & (upper <= T + tol * max(1.0, T)) & (original[hidden] >= 1)
+    cand = hidden[small]
+    if cand.size < 2:
+        return empty
+    groups: list[tuple[int, ...]] = []
+    for k in range(2, min(int(T), cand.size) + 1):
+        for g in itertools.combinations(cand.tolist(), k):
+            if original[list(g)].sum() <= T:
+                groups.append(g)
+                if len(groups) >= _MAX_GROUPS:
+                    break
+        if len(groups) >= _MAX_GROUPS:
+            break
+    if not groups:
+        return empty
+    X = sp.csc_matrix(outsider_X)
+    U = sp.hstack([sp.csc_matrix((np.asarray(X[:, list(g)].sum(axis=1)) > 0).astype(np.float64)) for g in groups], format="csc")
+    lo, hi = outsider.bounds(outsider.restrict(U), tol=tol)
+    rows = []
+    for g, a, b in zip(groups, lo, hi):
+        value = float(original[list(g)].sum())
+        if b - a <= tol * max(1.0, value) and 1 <= value <= T:
+            rows.append({"cells": tuple(int(c) for c in g), "value": value, "lower": float(a), "upper": float(b)})
+    return pd.DataFrame(rows, columns=["cells", "value", "lower", "upper"]) if rows else empty
+
+
+def _singleton_disclosures(
+    release: PublishedTable, Xc: sp.csc_matrix, values: np.ndarray, withheld: np.ndarray, req: Requirements, sole: Any,
+    inner: Any, floor: Any, tol: float, counts: bool, fixed: Any,
+) -> pd.DataFrame:
+    """Requirements of withheld primaries a contributor alone in a withheld cell leaves unmet."""
+    cols = ["contributor", "cell", "side", "lower", "upper"]
+    n = values.shape[0]
+    if counts:
+        inner = release.inner_original if inner is None else inner
+        if inner is None:
+            return pd.DataFrame(columns=cols)
+        inner = np.asarray(inner)
+        if inner.shape != (Xc.shape[0],):
+            raise DataError(f"inner must hold the publication's {Xc.shape[0]} inner cells. Got shape {inner.shape}.")
+        who = sole_contributors_of_counts(Xc, inner)
+    else:
+        who = release.sole if sole is None else sole
+        if who is None:
+            return pd.DataFrame(columns=cols)
+        who = np.asarray(who, dtype=np.int64)
+    primaries = np.flatnonzero(req.primary & withheld)
+    if not primaries.size or not np.any(withheld & (who >= 0)):
+        return pd.DataFrame(columns=cols)
+    up_t, down_t, either = requirement_targets(values, None, req.upper, req.lower, 0.0)
+    rows = []
+    fl = np.zeros(n) if floor is None else floor
+    free = None if fixed is None else touching(Xc, withheld)
+    for p, c, mine, short in singleton_shortfalls(Xc, values, withheld, primaries, who, up_t, down_t, fl, not counts, either, tol, inner=fixed):
+        known = ~withheld
+        known[mine] = True
+        alone = Intruder(Xc, values, known, floor=floor, free=free, fixed=fixed)
+        lo, hi = alone.bounds(alone.columns([p]), cells=np.array([p]))
+        for _, is_upper, _ in short:
+            rows.append({"contributor": c, "cell": p, "side": "upper" if is_upper else "lower", "lower": float(lo[0]), "upper": float(hi[0])})
+    return pd.DataFrame(rows, columns=cols)

@@ -55,6 +55,13 @@ class PublishedTable(Result):
     note : str
         What the method says about this release ('' when nothing), e.g. that the optimal suppression's time
         limit ran out and the Gaussian pattern was returned.
+    requirements : Requirements, optional
+        Cell suppression: what the attacker's interval of each cell must reach
+        (:func:`cellsafe.mechanisms.protection_requirements`), for the audit.
+    listing : str, optional
+        Which cells the release lists: ``'frame'`` (every cell of every crossing) or ``'nonzero'``.
+    sole : ndarray of int64, optional
+        Cell suppression of a magnitude table: each cell's single contributor (-1: none or several).
     """
 
     publication: Publication = field(repr=False)
@@ -70,6 +77,9 @@ class PublishedTable(Result):
     suppression: np.ndarray | None = field(default=None, repr=False)
     measure: str = "count"
     note: str = ""
+    requirements: Any = field(default=None, repr=False)
+    listing: str | None = None
+    sole: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def from_frame(

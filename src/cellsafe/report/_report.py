@@ -353,15 +353,26 @@ class Report:
         self.sections["published"] = out
 
     def _audit(self, frame: Any, formula: Any, hierarchies: Any) -> dict[str, Any]:
-        """Suppressed cells of a published frame and their audit (inner cells: the non-empty ones, as cellsafe audit)."""
+        """Suppressed cells of a published frame and the verdict of :func:`cellsafe.metrics.audit_suppression` (as cellsafe audit).
+
+        A file listing every cell of the publication's frame is read on the frame; one listing fewer cells
+        is taken as a listing of non-empty cells (each listed cell at least 1 to the reader).
+        """
+        import dataclasses
+
         from ..metrics import audit_suppression
         from ..published import Publication, PublishedTable
 
-        pub = Publication.from_formula(self.table, formula, hierarchies=hierarchies or None, zeros=False)
-        audit = audit_suppression(PublishedTable.from_frame(frame, pub, self.table))
+        pub = Publication.from_formula(self.table, formula, hierarchies=hierarchies or None, zeros=True)
+        listing = "frame" if len(frame) == pub.n_published else "nonzero"
+        if listing == "nonzero":
+            pub = Publication.from_formula(self.table, formula, hierarchies=hierarchies or None, zeros=False)
+        release = dataclasses.replace(PublishedTable.from_frame(frame, pub, self.table), listing=listing)
+        audit = audit_suppression(release, inner=pub.inner_counts(self.table))
         status: Any = audit.release.suppression
         return {"primary": int((status == "primary").sum()), "secondary": int((status == "secondary").sum()),
-                "audited": int(audit.cells.shape[0]), "unsafe": audit.n_unsafe, "passed": audit.passed}
+                "audited": int(audit.cells.shape[0]), "unsafe": audit.n_unsafe, "passed": audit.passed,
+                "listing": listing, "problems": audit.problems()}
 
     def _build_microdata(self, records: Any, keys: Any, sensitive: Any, formula: Any, family: str, rng: int) -> None:
         from ..metrics.microdata import evaluate_microdata
