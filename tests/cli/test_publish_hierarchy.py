@@ -107,7 +107,8 @@ def test_compare_and_report_read_a_hierarchical_suppressed_publication(tmp_path,
     written = pd.read_csv(out, dtype=str, keep_default_na=False)["suppression"]
     assert entry["suppression"] == {"primary": int((written == "primary").sum()),
                                     "secondary": int((written == "secondary").sum()),
-                                    "audited": int((written != "").sum()), "unsafe": 0, "passed": True}
+                                    "audited": int((written != "").sum()), "unsafe": 0, "passed": True,
+                                    "listing": "frame", "problems": []}
     assert "cells pinned down" in html.read_text()
 
 

@@ -273,7 +273,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
             if args.contributor:
                 raise DataError("--contributor needs --value (a magnitude table).")
             table = load_table(args.input, args.variables, args.count)
-            pub = publication_from_args(args, table, hierarchies, zeros=args.list != "nonzero" or None)
+            pub = publication_from_args(args, table, hierarchies)  # the mechanism lists its frame (--list)
             mech = CellSuppression(pub, **rules, protect_zeros=bool(args.protect_zeros), **_secondary(args),
                                    **_user_cells(args))
             [res] = mech.sample(table, progress=progress_from_args(args))
@@ -309,7 +309,7 @@ def _publish(args: argparse.Namespace, names: list[str], rng: Any, outputs: Any,
         table = load_table(args.input, args.variables, args.count)
         if args.zeros and args.list == "nonzero":
             raise InvalidArgumentError("--zeros rounds the empty combinations, which --list nonzero leaves out: give one.")
-        publication = publication_from_args(args, table, hierarchies, zeros=args.list != "nonzero" or None)
+        publication = publication_from_args(args, table, hierarchies)  # the mechanism lists its frame (--list)
         mech = SmallCountRounding(publication, **({"base": args.base} if args.base is not None else {}),
                                   **given_params(args, ("list",)))
         [res] = mech.sample(table, rng=rng, progress=progress_from_args(args))

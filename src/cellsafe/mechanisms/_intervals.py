@@ -361,17 +361,17 @@ def _short(
         met_dn = np.where(one, True, met_dn)
     out: list[tuple[int, bool, float]] = []
     wide = np.flatnonzero((width[cells] > 0) & met_dn & met_up)
-    extra: dict[int, tuple[bool, float]] = {}
+    extra: dict[int, tuple[bool, float]] = {}  # by position in cells
     if wide.size:
         lo, hi = intruder.bounds(C[:, wide], cells=cells[wide])
-        for i, L, U in zip(wide, lo, hi):
+        for i, L, U in zip(wide.tolist(), lo, hi):
             p = int(cells[i])
             w = width[p] + tol * max(1.0, abs(values[p]))
             if U - L >= w:
                 continue
             # wider downwards where the floor allows, else upwards
             extra[i] = (False, U - w) if U - w >= floor[p] else (True, L + w)
-    for i, p in enumerate(cells):
+    for i, p in enumerate(cells.tolist()):
         if not met_up[i]:
             out.append((int(p), True, float(up_t[p])))
         if not met_dn[i]:
@@ -510,7 +510,7 @@ class _Program:
         floor: np.ndarray, *, free: np.ndarray | None = None, fixed: np.ndarray | None = None,
     ) -> None:
         # a restricted program moves only the inner cells ``free``; the others hold their values ``fixed``
-        self.base = np.zeros(Xc.shape[0]) if free is None else np.where(free, 0.0, fixed)
+        self.base = np.zeros(Xc.shape[0]) if free is None or fixed is None else np.where(free, 0.0, fixed)
         self.fixed_part = np.asarray(Xc.T @ self.base).reshape(-1)
         if free is not None:
             Xc = Xc[np.flatnonzero(free)].tocsc()

@@ -166,7 +166,7 @@ class Intruder:
         A = self._A_eq
         lower = self._b_eq
         upper = self._b_eq
-        if self._A_ub is not None:  # the listing's floors: -x_j^T y <= -f_j
+        if self._A_ub is not None and self._b_ub is not None:  # the listing's floors: -x_j^T y <= -f_j
             A = sp.vstack([A, -self._A_ub], format="csr")
             lower = np.concatenate([lower, -self._b_ub])
             upper = np.concatenate([upper, np.full(self._b_ub.shape[0], np.inf)])
@@ -178,7 +178,7 @@ class Intruder:
             lower = np.concatenate([lower, np.full(m, -np.inf)])
             upper = np.concatenate([upper, np.zeros(m)])
             col_lower = np.concatenate([col_lower, np.full(m, -np.inf)])
-            col_upper = np.concatenate([col_upper, extra_upper])
+            col_upper = np.concatenate([col_upper, np.asarray(extra_upper, dtype=np.float64)])
         return _highs_model(sp.csc_matrix(A), lower, upper, col_lower, col_upper)
 
     def _solve(self, cost: np.ndarray, model: Any = None) -> tuple[int, float]:
@@ -189,7 +189,7 @@ class Intruder:
             model = self._highs
         status, fun, x = _highs_solve(model, cost)
         self.n_lp += 1
-        if status != 0:
+        if status != 0 or x is None:
             return status, fun
         self.witnesses.append(np.maximum(x[: self.rows.size], 0.0))
         if len(self.witnesses) > _MAX_WITNESSES:
@@ -370,7 +370,7 @@ def _highs_model(A: sp.csc_matrix, lower: np.ndarray, upper: np.ndarray, col_low
     # the bare solver: the Python wrapper's log callback prints a banner on standard output (and so
     # into a command's --json); the first solve by the dual simplex, later ones (a new objective) by
     # the primal simplex from the last basis (_highs_solve)
-    h = highspy._Highs()
+    h = highspy._Highs()  # type: ignore[attr-defined]
     h.setOptionValue("output_flag", False)
     lp = highspy.HighsLp()
     lp.num_col_ = A.shape[1]

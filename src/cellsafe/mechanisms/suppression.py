@@ -43,7 +43,6 @@ from ..published import (
     PublishedTable,
     check_publication_spec,
     magnitude_table,
-    publication_for,
 )
 from ..table import CountTable, Hierarchy
 from ._base import Mechanism
@@ -366,25 +365,35 @@ class CellSuppression(Mechanism):
         X = pub.X[rows]
         singletons = True if self.singletons is None else bool(self.singletons)
         floor = np.where(original > 0, 1.0, 0.0) if self.list == "nonzero" else None
-        status = suppress_cells(
-            X,
-            original,
-            self.rules_,
-            protect_zeros=bool(self.protect_zeros),
-            secondary_zeros=bool(self.secondary_zeros),
-            intervals=self.intervals,
-            singletons=singletons,
-            sole=sole_contributors_of_counts(X, inner[rows]) if singletons else None,
-            inner_values=inner[rows],
-            forced=cell_mask(pub, self.forced, "forced"),
-            hidden=cell_mask(pub, self.hidden, "hidden"),
-            floor=floor,
-            min_width=float(self.min_width),
-            progress=progress,
-        )
+        hidden = cell_mask(pub, self.hidden, "hidden")
+
+        def protect(hidden: np.ndarray) -> np.ndarray:
+            return suppress_cells(
+                X,
+                original,
+                self.rules_,
+                protect_zeros=bool(self.protect_zeros),
+                secondary_zeros=bool(self.secondary_zeros),
+                intervals=self.intervals,
+                singletons=singletons,
+                sole=sole_contributors_of_counts(X, inner[rows]) if singletons else None,
+                inner_values=inner[rows],
+                forced=cell_mask(pub, self.forced, "forced"),
+                hidden=hidden,
+                floor=floor,
+                min_width=float(self.min_width),
+                progress=progress,
+            )
+
+        status = protect(hidden)
         req = protection_requirements(self.rules_, original, protect_zeros=bool(self.protect_zeros), min_width=float(self.min_width))
-        # a listing of non-empty cells: each listed count is at least 1
-        status, note = self._optimal(pub, original, status, listed_lower=1.0 if self.list == "nonzero" else 0.0, X=X)
+        # the optimal method's attacker takes listed counts as at least 1 where nothing is empty
+        listed_lower = 1.0 if (self.list == "nonzero" or np.all(original > 0)) else 0.0
+        status, note = self._optimal(pub, original, status, listed_lower=listed_lower, X=X)
+        if self.secondary == "optimal":
+            # what the optimal program does not model (contributors alone in withheld cells, widths of
+            # secondaries): the same protection steps on top of its pattern, which only withhold more
+            status = protect(hidden | (status == "secondary"))
         return [self._result(pub, original, status, "count", note, inner=inner, requirements=req) for _ in range(m)]
 
     def suppress_magnitude(
@@ -438,7 +447,7 @@ class CellSuppression(Mechanism):
             top = mt.top
         pub = mt.publication
         X = pub.X if rows is None else pub.X[rows]
-        sole = np.where(mt.n_contributors == 1, mt.largest, -1) if singletons else None
+        sole = np.where(mt.n_contributors == 1, mt.largest, -1) if singletons and mt.largest is not None else None
         status = suppress_cells(
             X,
             mt.counts,
@@ -452,7 +461,7 @@ class CellSuppression(Mechanism):
             intervals=intervals,
             singletons=singletons,
             sole=sole,
-            inner_values=mt.inner_values if rows is None else mt.inner_values[rows],
+            inner_values=mt.inner_values if rows is None or mt.inner_values is None else mt.inner_values[rows],
             forced=cell_mask(pub, self.forced, "forced"),
             hidden=cell_mask(pub, self.hidden, "hidden"),
             progress=progress,

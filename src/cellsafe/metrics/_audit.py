@@ -251,7 +251,6 @@ def audit_suppression(
     if listing not in LISTINGS:
         raise InvalidArgumentError(f"list must be 'frame' or 'nonzero'. Got {listing!r}.")
     pub = release.publication
-    n = pub.n_published
     released = np.asarray(release.released, dtype=np.float64)
     original = np.asarray(release.original, dtype=np.float64)
     req = _requirements(release, rules, requirements, required, original)
