@@ -176,6 +176,7 @@ def cell_mask(publication: Publication, cells: Any, name: str) -> np.ndarray:
 
     Examples
     --------
+    >>> from cellsafe.published import publication_for
     >>> from cellsafe.table import CountTable, Variable
     >>> t = CountTable.from_dense(np.array([[1, 9], [7, 8]]), [Variable("a", ["x", "y"]), Variable("b", ["u", "v"])])
     >>> pub = publication_for(t, "a*b")
