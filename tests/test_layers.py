@@ -38,7 +38,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cellsafe"
 # Lowest first.  A module may import its own layer and any layer before it.
 LAYERS = [
     {"exceptions", "_validation", "_random", "_secure", "_frames", "_blas", "_params", "_catalog", "_registry", "_results",
-     "_progress", "_work"},
+     "_progress", "_work", "_privacy"},
     {"io"},
     {"table", "formula"},
     {"distributions"},

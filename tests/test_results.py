@@ -116,6 +116,7 @@ CASES = {
     # differential privacy
     "Release": lambda: _accountant().releases[0],
     "BudgetSummary": lambda: _accountant().budget(),
+    "PrivacyLoss": lambda: dp.PrivacyLoss.zcdp(0.01, "replace-one", delta=1e-9),
     "EpsilonVerification": lambda: dp.verify_epsilon(
         MultinomialDirichletSynthesizer.for_epsilon(1.0, 3), CountTable([VARIABLES[1]], [0], [3])
     ),

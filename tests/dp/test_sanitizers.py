@@ -177,8 +177,19 @@ def test_tiny_epsilon_is_a_clear_error_never_the_input(epsilon):
     # the audit's case: floating-point inversion returned [5 17 0] at 1e-30 and wrapped at 1e-19
     with pytest.raises(NoiseOverflowError, match="64-bit"):
         sanitize(np.array([5, 17, 0]), epsilon=epsilon, rng=1)
-    with pytest.raises(NoiseOverflowError, match="64-bit"):
-        discrete_gaussian_mechanism(np.array([5, 17, 0]), epsilon, 1e-6, rng=1)
+
+
+@pytest.mark.parametrize("epsilon", [1e-30, 1e-19])
+def test_discrete_gaussian_vector_at_tiny_epsilon_is_calibrated_on_delta(epsilon):
+    # by Canonne-Kamath-Steinke, rho-zCDP gives (epsilon ~ 0, delta) for rho ~ delta^2: finite noise
+    # (Bun-Steinke's epsilon >= 2 sqrt(rho log(1/delta)) asked for sigma beyond 64 bits here)
+    from cellsafe.dp import cdp_delta
+
+    sigma = discrete_gaussian_sigma(epsilon, 1e-6, 1, dimension=3)
+    assert sigma < 2.0**50
+    assert cdp_delta(1 / (2 * sigma**2), epsilon) <= 1e-6
+    out = discrete_gaussian_mechanism(np.array([5, 17, 0]), epsilon, 1e-6, rng=1)
+    assert out.dtype == np.int64
 
 
 def test_discrete_gaussian_at_tiny_epsilon_single_count_is_real_noise():

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from .._privacy import cdp_rho
 from .._random import RNGLike, as_generator
 from .._validation import check_in, check_real
 from ..distributions import DiscreteGaussian, DiscreteLaplace, NoiseOverflowError
@@ -164,18 +165,23 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1, 
     For one count (``dimension=1``) the privacy profile of an integer shift Delta is computed
     exactly, delta(sigma) = sum_y max(0, p(y) - e^epsilon p(y - Delta)), and sigma found by
     bisection.  For a vector (``dimension > 1``, ``sensitivity`` its L2 sensitivity) the noise is
-    (Delta_2^2 / (2 sigma^2))-zCDP (Canonne, Kamath and Steinke 2020) and zCDP rho gives
-    (rho + 2 sqrt(rho ln(1/delta)), delta)-DP (Bun and Steinke 2016), a conservative choice.
+    (Delta_2^2 / (2 sigma^2))-zCDP (Canonne, Kamath and Steinke 2020, Theorem 14) and rho is the
+    largest that implies (epsilon, delta)-DP by their conversion (:func:`cellsafe.dp.cdp_rho`,
+    Corollary 13): at epsilon 1 and delta 1e-9, rho 0.014973, where Bun and Steinke's
+    rho + 2 sqrt(rho ln(1/delta)) allows 0.011779 (27% more noise variance).
+
+    Examples
+    --------
+    >>> round(discrete_gaussian_sigma(1.0, 1e-9, 1.0, dimension=10), 4)
+    5.7787
     """
     owner = "discrete_gaussian_sigma"
     eps = _check_eps(epsilon, owner)
     dl = _check_delta(delta, owner)
     if dimension > 1:
         sens = _check_sens(sensitivity, owner)
-        lg = math.log(1.0 / dl)
-        # (sqrt(lg + eps) - sqrt(lg))^2 without cancellation for tiny eps
-        rho = (eps / (math.sqrt(lg + eps) + math.sqrt(lg))) ** 2
-        sigma = sens / math.sqrt(2.0 * rho)
+        rho = cdp_rho(eps, dl)
+        sigma = sens / math.sqrt(2.0 * rho) * (1.0 + 1e-12)  # rounded up: 1 / (2 sigma^2) never above rho
         if sigma > 2.0**50:
             raise NoiseOverflowError(
                 f"epsilon={epsilon!r}, delta={delta!r} ask for discrete Gaussian noise of sigma {sigma:.3g}, beyond "
