@@ -81,7 +81,7 @@ def _large(n_cells: int = 1_000_000, total: int = 1_000_000) -> None:
     from cellsafe import Variable
 
     rng = np.random.default_rng(3)
-    v = [Variable("cell", tuple(range(n_cells)))]
+    v = [Variable("cell", tuple(range(n_cells)), public=True)]
     n = np.round(np.exp(rng.normal(6.0, 1.5, n_cells))) + 1.0
     y = rng.multinomial(total, n / n.sum())
     nz = np.flatnonzero(y)

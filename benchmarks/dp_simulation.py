@@ -59,7 +59,10 @@ def _tables(state: np.ndarray) -> tuple[list[Variable], np.ndarray]:
     needs no structural zeros; the multinomial-Dirichlet one visits every cell and is given the
     one-way county table instead (its result does not depend on the states).
     """
-    variables = [Variable("state", tuple(range(N_STATES))), Variable("county", tuple(range(N_COUNTIES)))]
+    variables = [
+        Variable("state", tuple(range(N_STATES)), public=True),
+        Variable("county", tuple(range(N_COUNTIES)), public=True),
+    ]
     flat = state.astype(np.int64) * N_COUNTIES + np.arange(N_COUNTIES)
     return variables, flat
 
@@ -73,7 +76,7 @@ def scenario(data: dict[str, np.ndarray], same_n: bool, same_rate: bool) -> tupl
 def run(epsilons, n_datasets: int, n_implicates: int, seed: int) -> dict:
     data = county_data()
     variables, flat = _tables(data["state"])
-    county = [Variable("county", tuple(range(N_COUNTIES)))]
+    county = [Variable("county", tuple(range(N_COUNTIES)), public=True)]
     county_cells = np.arange(N_COUNTIES)
     rng = np.random.default_rng(seed)
     results = {}

@@ -11,7 +11,7 @@ from cellsafe.metrics import hellinger_utility
 
 
 def test_dirichlet_expected_release_against_simulation_and_metrics():
-    t = CountTable([Variable("a", tuple("wxyz"))], [0, 1], [6, 2])
+    t = CountTable([Variable("a", tuple("wxyz"), public=True)], [0, 1], [6, 2])
     s = MultinomialDirichletSynthesizer(alpha=1.5)
     w = prior_weight(s, t)
     assert w.prior == 6.0 and w.data == 8 and not w.prior_dominates
@@ -25,7 +25,7 @@ def test_dirichlet_expected_release_against_simulation_and_metrics():
 
 
 def test_a_heavy_prior_is_flagged_and_utility_falls():
-    t = CountTable([Variable("a", tuple(range(100)))], [0, 1], [30, 20])
+    t = CountTable([Variable("a", tuple(range(100)), public=True)], [0, 1], [30, 20])
     light = prior_weight(MultinomialDirichletSynthesizer.for_epsilon(5.0, 50), t)
     heavy = prior_weight(MultinomialDirichletSynthesizer.for_epsilon(0.1, 50), t)
     assert not light.prior_dominates and heavy.prior_dominates
@@ -33,7 +33,7 @@ def test_a_heavy_prior_is_flagged_and_utility_falls():
 
 
 def test_poisson_gamma_weight_is_the_sum_of_shapes():
-    t = CountTable([Variable("a", ("x", "y", "z"))], [0, 1, 2], [5, 1, 4])
+    t = CountTable([Variable("a", ("x", "y", "z"), public=True)], [0, 1, 2], [5, 1, 4])
     s = PoissonGammaSynthesizer.for_epsilon(2.0, t, population=np.array([1000.0, 200.0, 800.0]))
     w = prior_weight(s, t)
     assert w.prior == pytest.approx(float(np.sum(s.a)))

@@ -77,7 +77,7 @@ def _ids(case: tuple[str, int]) -> str:
 
 def _table() -> CountTable:
     rng = np.random.default_rng(5)
-    variables = [Variable("region", ["N", "S", "E", "W"]), Variable("sex", ["F", "M"]), Variable("age", range(6))]
+    variables = [Variable("region", ["N", "S", "E", "W"], public=True), Variable("sex", ["F", "M"], public=True), Variable("age", range(6), public=True)]
     k = 4 * 2 * 6
     cells = np.flatnonzero(rng.random(k - 1) < 0.7)  # the last cell is impossible
     return CountTable(variables, cells, rng.integers(1, 30, size=cells.size), structural_zeros=[k - 1])
@@ -151,7 +151,7 @@ CELLS_PER_J = 4000
 def _grid_table() -> tuple[CountTable, np.ndarray]:
     """CELLS_PER_J cells of each count in J_VALUES (0: random zeros), on a 2-variable table."""
     n = CELLS_PER_J * len(J_VALUES)
-    variables = [Variable("i", range(n // 10)), Variable("r", range(10))]
+    variables = [Variable("i", range(n // 10), public=True), Variable("r", range(10), public=True)]
     j = np.repeat(np.array(J_VALUES), CELLS_PER_J)
     nz = np.flatnonzero(j > 0)
     return CountTable(variables, nz, j[nz]), j

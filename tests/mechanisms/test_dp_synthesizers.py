@@ -23,7 +23,7 @@ REF = Path(__file__).resolve().parents[1] / "reference" / "dp"
 
 def one_way(counts, name="area"):
     counts = np.asarray(counts)
-    v = Variable(name, tuple(f"c{k}" for k in range(counts.size)))
+    v = Variable(name, tuple(f"c{k}" for k in range(counts.size)), public=True)
     nz = np.flatnonzero(counts)
     return CountTable([v], nz, counts[nz])
 
@@ -235,7 +235,7 @@ def test_shortcut_differs_from_exact_law():
 
 # ---------------------------------------------------------------------- invariants
 def test_totals_structural_zeros_and_reproducibility():
-    v = [Variable("a", tuple("xyz")), Variable("b", tuple("pq"))]
+    v = [Variable("a", tuple("xyz"), public=True), Variable("b", tuple("pq"), public=True)]
     t = CountTable(v, [0, 1, 4], [5, 2, 3], structural_zeros=[2, 5])
     for mech in (MD(1.5), PG(2.0, 3.0)):
         out = mech.sample(t, m=3, rng=42)
@@ -249,7 +249,7 @@ def test_totals_structural_zeros_and_reproducibility():
 
 
 def test_pg_population_table_and_sparse_domain():
-    v = [Variable("area", tuple(range(6)))]
+    v = [Variable("area", tuple(range(6)), public=True)]
     pop = CountTable(v, [0, 2, 3, 5], [100.0, 2000.0, 50.0, 700.0])
     t = CountTable(v, [0, 3, 5], [4, 1, 2])
     s = PG.for_epsilon(2.0, t, population=pop)
@@ -261,7 +261,7 @@ def test_pg_population_table_and_sparse_domain():
 
 def test_md_multi_block_path():
     # more than 2**20 cells: the total is split between blocks, then within them
-    v = [Variable("a", tuple(range(1100))), Variable("b", tuple(range(1000)))]
+    v = [Variable("a", tuple(range(1100)), public=True), Variable("b", tuple(range(1000)), public=True)]
     t = CountTable(v, [0, 5, 1_099_999], [3, 4, 5], structural_zeros=[1, 2])
     z = MD(1e-7).sample(t, rng=9)[0]
     assert z.total == 12
@@ -271,7 +271,7 @@ def test_md_multi_block_path():
 
 
 def test_pg_regional_prior():
-    v = [Variable("region", ("N", "S")), Variable("area", tuple(range(3)))]
+    v = [Variable("region", ("N", "S"), public=True), Variable("area", tuple(range(3)), public=True)]
     t = CountTable(v, [0, 1, 4], [6, 2, 3])
     pop = np.array([100.0, 80.0, 50.0, 300.0, 200.0, 100.0])
     with pytest.warns(CellsafeWarning, match="not covered"):
@@ -299,7 +299,7 @@ def test_pg_regional_prior():
         (lambda: PG(1.0, 1.0, population="pop"), "population"),
         (lambda: MD(["a", "b"]), "alpha"),
         (
-            lambda: PG.for_epsilon(1.0, CountTable([Variable("v", ("a", "b"))], [0], [3]), prior_epsilon=0.5),
+            lambda: PG.for_epsilon(1.0, CountTable([Variable("v", ("a", "b"), public=True)], [0], [3]), prior_epsilon=0.5),
             "regional prior only",
         ),
     ],
@@ -325,7 +325,7 @@ def test_bad_data():
 
 
 def test_refuses_huge_domain():
-    v = [Variable(f"v{k}", tuple(range(100))) for k in range(4)]  # 1e8 cells
+    v = [Variable(f"v{k}", tuple(range(100)), public=True) for k in range(4)]  # 1e8 cells
     t = CountTable(v, [0], [5])
     with pytest.raises(TableTooLargeError, match="max_cells"):
         MD(1.0).sample(t)

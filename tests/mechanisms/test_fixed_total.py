@@ -24,7 +24,7 @@ from cellsafe.mechanisms._fixed_total import split_total
 def _two_block_table() -> CountTable:
     # 1.2M cells: two blocks of 2**20 flat indices; all but 300 cells in each block are
     # structural zeros, so the synthesizers' domains stay small and the tests fast
-    v = [Variable("a", range(1200)), Variable("b", range(1000))]
+    v = [Variable("a", range(1200), public=True), Variable("b", range(1000), public=True)]
     possible = np.zeros(1_200_000, dtype=bool)
     possible[:300] = possible[-300:] = True
     structural = np.flatnonzero(~possible)

@@ -20,7 +20,7 @@ J = [0, 1, 5, 40]
 
 def _released_counts(mechanism, j: int, n_cells: int, rng: int) -> np.ndarray:
     """Released values of ``n_cells`` cells of original count j (j = 0: random zeros), via sample()."""
-    var = [Variable("cell", [str(i) for i in range(n_cells)])]
+    var = [Variable("cell", [str(i) for i in range(n_cells)], public=True)]
     if j > 0:
         table = CountTable(var, np.arange(n_cells), np.full(n_cells, j))
     else:  # one non-zero cell, the rest random zeros
@@ -139,7 +139,7 @@ def test_random_zeros_get_noise():
 
 def test_same_seed_same_table_and_protocol():
     t = cellsafe.datasets.esc_like()
-    small = t.with_counts(t.index[:5000], t.counts[:5000])
+    small = cellsafe.Domain(list(t.variables)).adopt(t.with_counts(t.index[:5000], t.counts[:5000]))
     mech = GeometricNoise(1.0)
     a = mech.sample(small, rng=3)[0]
     b = mech.sample(small, rng=3)[0]
@@ -169,6 +169,6 @@ def test_bad_parameters(make, match):
 
 
 def test_fractional_tables_are_refused():
-    t = CountTable([Variable("a", ["x", "y"])], [0, 1], [1.5, 2.0])
+    t = CountTable([Variable("a", ["x", "y"], public=True)], [0, 1], [1.5, 2.0])
     with pytest.raises(DataError, match="fractional"):
         GeometricNoise(1.0).sample(t, rng=1)

@@ -17,6 +17,7 @@ from typing import Any
 # import the synthesizers.  The registry (cellsafe._catalog) knows where each registered class lives.
 _MODULES = {
     "_base": ("Block", "CellwiseMechanism", "Mechanism", "table_blocks"),
+    "_dp": ("DPMechanism",),
     "cellkey": ("CellKeyMethod",),
     "cellkey_magnitude": ("CellKeyMagnitude", "flex_multiplier"),
     "dirichlet": ("MultinomialDirichletSynthesizer",),
@@ -62,6 +63,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DPMechanism",
     "make_mechanism",
     "mechanism_family",
     "mechanism_names",

@@ -26,18 +26,21 @@ block b: ``(b, 1)``; the driver: ``(DRIVER, step, ...)`` with ``DRIVER`` above e
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from .._privacy import ADD_REMOVE, PrivacyLoss
 from .._random import MAX_BLOCK_COUNT_BITS, RNGLike, as_seed_sequence, stream
 from .._validation import check_integer
+from ..exceptions import InvalidArgumentError
 from ..table import INDEX_DTYPE, CountTable
 from ._base import Mechanism, _progress, assemble_blocks
 
-__all__ = ["GammaBlock", "GammaBlocks", "FixedTotalMechanism", "split_total", "DRIVER"]
+__all__ = ["GammaBlock", "GammaBlocks", "FixedTotalMechanism", "split_total", "DRIVER", "fixed_total_loss"]
 
 #: Stream key of the driver steps: larger than any block number (at most 2**12 blocks).
 DRIVER = 1 << (MAX_BLOCK_COUNT_BITS + 20)
@@ -109,6 +112,24 @@ def split_total(total: int, sums: Sequence[float] | np.ndarray, gen: np.random.G
         left -= int(out[b])
     assert left == 0, "the weights of the blocks are all zero"
     return out
+
+
+def fixed_total_loss(mechanism: Any, relation: str, table: Any) -> PrivacyLoss:
+    """The loss of one implicate of a fixed-total synthesizer with an ``epsilon(table)`` method.
+
+    Under replace-one (one record moves between cells, the total fixed and public) it is the
+    synthesizer's proven epsilon for the table's total (pure, so also epsilon**2/2-zCDP).  Under
+    add-remove the released total is the original total, which tells neighbours apart with
+    certainty: no finite loss (epsilon and rho inf).  A release whose total is itself noisy or
+    declared public is accounted by :func:`cellsafe.dp.plan_synthesis`.
+    """
+    if relation == ADD_REMOVE:
+        return PrivacyLoss(math.inf, 0.0, math.inf, relation)
+    if table is None:
+        raise InvalidArgumentError(
+            f"{type(mechanism).__name__}.privacy_loss needs table= (its loss depends on the released total)."
+        )
+    return PrivacyLoss.pure(mechanism.epsilon(table), relation)
 
 
 class FixedTotalMechanism(Mechanism):
@@ -202,7 +223,7 @@ class FixedTotalMechanism(Mechanism):
         --------
         >>> import cellsafe
         >>> from cellsafe.mechanisms import MultinomialDirichletSynthesizer
-        >>> t = cellsafe.CountTable([cellsafe.Variable("a", ("x", "y", "z"))], [0, 1, 2], [3, 5, 1])
+        >>> t = cellsafe.CountTable([cellsafe.Variable("a", ("x", "y", "z"), public=True)], [0, 1, 2], [3, 5, 1])
         >>> synth = MultinomialDirichletSynthesizer(alpha=1.0)
         >>> second = next(synth.implicates(t, 1, rng=7, first=1))
         >>> second.equals(synth.sample(t, m=2, rng=7)[1])

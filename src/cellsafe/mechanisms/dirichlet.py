@@ -21,6 +21,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._params import Param
+from .._privacy import PrivacyLoss
 from .._registry import register
 from .._validation import check_integer, check_real
 from ._domain import (
@@ -35,7 +36,8 @@ from ._domain import (
 from ..exceptions import DataError
 from ..table import INDEX_DTYPE, CountTable
 from ._base import table_blocks
-from ._fixed_total import FixedTotalMechanism, GammaBlock, GammaBlocks
+from ._dp import DPMechanism
+from ._fixed_total import FixedTotalMechanism, GammaBlock, GammaBlocks, fixed_total_loss
 
 __all__ = ["MultinomialDirichletSynthesizer"]
 
@@ -44,7 +46,7 @@ _MATERIALIZE = 1 << 22  # domains up to this many cells keep their blocks in mem
 
 
 @register("mechanism", "dirichlet")
-class MultinomialDirichletSynthesizer(FixedTotalMechanism):
+class MultinomialDirichletSynthesizer(DPMechanism, FixedTotalMechanism):
     """Fixed-total synthesis from the Dirichlet-multinomial posterior predictive.
 
     Parameters
@@ -150,6 +152,10 @@ class MultinomialDirichletSynthesizer(FixedTotalMechanism):
             n = check_integer(total, "total", f"{_OWNER}.epsilon", low=0)
             a_min = float(np.min(self.alpha))
         return math.log1p(n / a_min)
+
+    def _privacy_loss(self, relation: str, table: Any, delta: Any) -> PrivacyLoss:
+        """:meth:`epsilon` of the table's total under replace-one; none under add-remove (the exact total)."""
+        return fixed_total_loss(self, relation, table)
 
     # ------------------------------------------------------------------ sampling (the kernels are inherited)
     _purpose = 0x4D44  # "MD"

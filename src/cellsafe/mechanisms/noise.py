@@ -8,7 +8,10 @@ released as k > 0 with probability P(N >= 1)), which the generic block kernel dr
 count of cells with values from N given N >= 1.
 
 Privacy is per cell of a table whose cells change by at most ``sensitivity`` (adding or removing
-one record changes one count by 1: sensitivity 1).
+one record changes one count by 1: sensitivity 1).  Replacing one record changes two counts, so
+under replace-one neighbours the loss doubles for geometric noise and rho doubles for discrete
+Gaussian noise (:meth:`~cellsafe.mechanisms.DPMechanism.privacy_loss`).  Both sample only tables on a
+public domain (``domain=``, or a table built by :class:`cellsafe.Domain`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from typing import Any
 import numpy as np
 
 from .._catalog import declared
+from .._privacy import ADD_REMOVE, PrivacyLoss
 from .._registry import register
 from ..distributions import DiscreteGaussian, DiscreteLaplace
 from ..exceptions import DataError
 from ..table import CountTable
 from ._base import CellwiseMechanism
+from ._dp import DPMechanism
 
 __all__ = ["GeometricNoise", "DiscreteGaussianNoise"]
 
@@ -96,7 +101,7 @@ class _ClampedNoise(CellwiseMechanism):
 
 
 @register("mechanism", "geometric")
-class GeometricNoise(_ClampedNoise):
+class GeometricNoise(DPMechanism, _ClampedNoise):
     """Two-sided geometric (discrete Laplace) noise on every cell, released counts clamped at 0.
 
     Parameters
@@ -130,9 +135,11 @@ class GeometricNoise(_ClampedNoise):
     >>> round(float(mech.transition_pmf(0, 0)), 6)     # P(0 | 0) = 1 / (1 + e^-1)
     0.731059
     >>> t = cellsafe.CountTable([cellsafe.Variable("a", ["x", "y", "z"])], [0, 2], [5, 1])
-    >>> [s] = mech.sample(t, rng=1)
+    >>> [s] = mech.sample(t, rng=1, domain=cellsafe.Domain({"a": ["x", "y", "z"]}))
     >>> s.counts.dtype
     dtype('int64')
+    >>> mech.privacy_loss("add-remove").epsilon, mech.privacy_loss("replace-one").epsilon
+    (1.0, 2.0)
     """
 
     _purpose = 0x4745  # "GE"
@@ -143,6 +150,12 @@ class GeometricNoise(_ClampedNoise):
         self.sensitivity = sensitivity
         self._check_params()
         self._noise = DiscreteLaplace.for_epsilon(epsilon, sensitivity)
+
+    def _privacy_loss(self, relation: str, table: Any, delta: Any) -> PrivacyLoss:
+        """epsilon per release under add-remove (one count changes by at most ``sensitivity``), 2 epsilon
+        under replace-one (two counts change: one record leaves a cell and enters another)."""
+        eps = self.guaranteed_epsilon * (1.0 if relation == ADD_REMOVE else 2.0)
+        return PrivacyLoss.pure(eps, relation)
 
     @property
     def guaranteed_epsilon(self) -> float:
@@ -171,7 +184,7 @@ class GeometricNoise(_ClampedNoise):
 
 
 @register("mechanism", "discrete-gaussian")
-class DiscreteGaussianNoise(_ClampedNoise):
+class DiscreteGaussianNoise(DPMechanism, _ClampedNoise):
     """Discrete Gaussian noise on every cell, released counts clamped at 0.
 
     Parameters
@@ -196,6 +209,8 @@ class DiscreteGaussianNoise(_ClampedNoise):
     >>> mech = cellsafe.mechanisms.DiscreteGaussianNoise(sigma=2.0)
     >>> mech.rho
     0.125
+    >>> mech.privacy_loss("replace-one").rho
+    0.25
     """
 
     _purpose = 0x4447  # "DG"
@@ -210,6 +225,13 @@ class DiscreteGaussianNoise(_ClampedNoise):
     def rho(self) -> float:
         """The zCDP parameter 1 / (2 sigma^2) guaranteed per cell (sensitivity 1)."""
         return self._noise.rho
+
+    def _privacy_loss(self, relation: str, table: Any, delta: Any) -> PrivacyLoss:
+        """rho = 1 / (2 sigma^2) under add-remove (one count changes by 1), 1 / sigma^2 under replace-one
+        (two counts change by 1: L2 sensitivity sqrt 2); (epsilon, delta) at ``delta`` by the conversion
+        of Canonne, Kamath and Steinke."""
+        rho = self.rho * (1.0 if relation == ADD_REMOVE else 2.0)
+        return PrivacyLoss.zcdp(rho, relation, delta)
 
     def renyi_divergence(self, alpha: float) -> float:
         """The bound alpha / (2 sigma^2) on the order-alpha Renyi divergence between neighbouring cells."""

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .._params import Param
+from .._privacy import PrivacyLoss
 from .._random import RNGLike, block_starts, stream
 from .._registry import register
 from .._validation import check_integer, check_real
@@ -36,7 +37,8 @@ from ._domain import (
 from ..distributions import ConditionedNegativeBinomial, DiscreteLaplace, conditioned_nb_log_pmf
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError, TableTooLargeError
 from ..table import INDEX_DTYPE, CountTable, check_same_variables, unravel
-from ._fixed_total import DRIVER, FixedTotalMechanism, GammaBlock
+from ._dp import DPMechanism
+from ._fixed_total import DRIVER, FixedTotalMechanism, GammaBlock, fixed_total_loss
 
 __all__ = ["PoissonGammaSynthesizer", "PoissonGammaMultinomialSynthesizer"]
 
@@ -192,7 +194,7 @@ def _domain(population: Any, table: CountTable, max_cells: int, owner: str) -> t
 
 
 @register("mechanism", "poisson-gamma")
-class PoissonGammaSynthesizer(_PoissonGammaBase):
+class PoissonGammaSynthesizer(DPMechanism, _PoissonGammaBase):
     """Fixed-total Poisson-gamma synthesis with a proven epsilon-DP guarantee.
 
     Parameters
@@ -269,7 +271,7 @@ class PoissonGammaSynthesizer(_PoissonGammaBase):
     --------
     >>> import numpy as np
     >>> from cellsafe import CountTable, Variable
-    >>> t = CountTable([Variable("area", ("a", "b", "c"))], [0, 1, 2], [5, 1, 4])
+    >>> t = CountTable([Variable("area", ("a", "b", "c"), public=True)], [0, 1, 2], [5, 1, 4])
     >>> pop = np.array([1000.0, 200.0, 800.0])
     >>> s = PoissonGammaSynthesizer.for_epsilon(2.0, t, population=pop)
     >>> round(s.epsilon(t), 6)
@@ -351,6 +353,10 @@ class PoissonGammaSynthesizer(_PoissonGammaBase):
         c = self._cells(table, "epsilon")
         r, q = self._nb_parameters(c)
         return _epsilon_bound(float(table.total), c.a, q)
+
+    def _privacy_loss(self, relation: str, table: Any, delta: Any) -> PrivacyLoss:
+        """:meth:`epsilon` of the table under replace-one; none under add-remove (the exact total)."""
+        return fixed_total_loss(self, relation, table)
 
     # ------------------------------------------------------------------ sampling
     _purpose = 0x5047  # "PG"

@@ -16,7 +16,7 @@ from ._flat import (
 )
 from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, count_column_name, encode_cells
 from ._variable import Variable
-from ._public import OUTSIDE_CHOICES, Domain
+from ._public import OUTSIDE_CHOICES, Domain, public_table
 from .hierarchy import Hierarchy
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "CountTable",
     "Variable",
     "Domain",
+    "public_table",
     "OUTSIDE_CHOICES",
     "Hierarchy",
     "check_table",

@@ -23,10 +23,11 @@ import numpy as np
 from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
 from .._catalog import OUTSIDE_CHOICES  # what to do with records outside the domain (also read by the CLI)
-from ._table import CountTable
+from ._flat import ravel, unravel
+from ._table import CountTable, _trusted_table
 from ._variable import Variable
 
-__all__ = ["Domain", "OUTSIDE_CHOICES"]
+__all__ = ["Domain", "OUTSIDE_CHOICES", "public_table"]
 
 
 class Domain:
@@ -49,7 +50,7 @@ class Domain:
 
     def __init__(self, variables: "Sequence[Variable] | Mapping[str, Iterable[Hashable]]") -> None:
         if isinstance(variables, Mapping):
-            vs = [Variable(str(name), tuple(cats)) for name, cats in variables.items()]
+            vs = [Variable(str(name), tuple(cats), public=True) for name, cats in variables.items()]
         else:
             vs = list(variables)
             if not all(isinstance(v, Variable) for v in vs):
@@ -57,6 +58,7 @@ class Domain:
                     "A Domain takes cellsafe.Variable objects or a mapping of variable name to categories. "
                     f"Got {variables!r} instead."
                 )
+            vs = [v if v.public else Variable(v.name, v.categories, public=True) for v in vs]
         if not vs:
             raise InvalidArgumentError("A Domain needs at least one variable with its categories.")
         names = [v.name for v in vs]
@@ -168,7 +170,65 @@ class Domain:
         frame, count = _frame(source, dom.names, count)
         kept, dropped = dom.restrict(frame, count=count, outside=outside)
         table = CountTable.from_frame(kept, list(dom.variables), count=count, structural_zeros=structural_zeros)
-        return table, dropped
+        return dom._on_variables(table), dropped
+
+    def _on_variables(self, table: CountTable) -> CountTable:
+        """The same cells on this domain's (public) variables; the categories must be the same, in order."""
+        return _trusted_table(self.variables, table.index, table.counts, table._structural, table.n_cells)
+
+    def adopt(self, table: CountTable) -> CountTable:
+        """The table's cells on this domain's public categories (recoded where their order differs).
+
+        Parameters
+        ----------
+        table : CountTable
+            A table whose variables are all in the domain, each with categories the domain holds
+            (a table counted from records has the categories that occur, in sorted order).
+
+        Returns
+        -------
+        CountTable
+            On the domain's variables (in the table's order), flagged public.
+
+        Raises
+        ------
+        DataError
+            When a category of the table is not in the domain: it was read from the records and
+            would be disclosed by the release.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> records = pd.DataFrame({"country": ["Fiji", "Tonga", "Fiji"]})
+        >>> t = CountTable.from_frame(records, ["country"])
+        >>> d = Domain({"country": ["Samoa", "Tonga", "Fiji"]})
+        >>> on = d.adopt(t)
+        >>> on.variables[0].categories, on.index.tolist(), on.counts.tolist()
+        (('Samoa', 'Tonga', 'Fiji'), [1, 2], [1, 2])
+        """
+        dom = self.select(table.names)
+        if all(tuple(v.categories) == tuple(w.categories) for v, w in zip(table.variables, dom.variables)):
+            return dom._on_variables(table)
+        lookups = []
+        for v, w in zip(table.variables, dom.variables):
+            pos = {c: i for i, c in enumerate(w.categories)}
+            missing = [c for c in v.categories if c not in pos]
+            if missing:
+                raise DataError(
+                    f"category {_plain(missing[0])!r} of variable {v.name!r} is not in the public domain "
+                    f"{_shown(w.categories)}: a category read from the records would be disclosed by the release. "
+                    "Build the table with Domain.table(records, outside='drop') or add the category to the domain "
+                    "if it is public."
+                )
+            lookups.append(np.array([pos[c] for c in v.categories], dtype=np.int64))
+        shape = [w.size for w in dom.variables]
+
+        def recode(index: np.ndarray) -> np.ndarray:
+            codes = unravel(index, table.shape)
+            return ravel(np.column_stack([lk[codes[:, j]] for j, lk in enumerate(lookups)]), shape)
+
+        sz = table.structural_zeros
+        return CountTable(list(dom.variables), recode(table.index), table.counts, recode(sz) if sz.size else None)
 
     def restrict(self, frame: Any, *, count: str | None = None, outside: str = "error") -> tuple[pd.DataFrame, int]:
         """The rows of ``frame`` inside the domain, and the number of records left out.
@@ -297,3 +357,27 @@ def _inside(col: pd.Series, cats: Sequence[Any]) -> np.ndarray:
             pos = np.where(pos < 0, spelled.get_indexer(pd.Index([str(u) for u in distinct], dtype=object)), pos)
     ok = np.r_[pos >= 0, False]  # code -1 (a missing value) is outside
     return ok[codes]
+
+
+def public_table(table: CountTable, domain: "Domain | None", owner: str) -> CountTable:
+    """The table a differentially private mechanism may release: on a public domain.
+
+    With ``domain`` the table is recoded onto it (:meth:`Domain.adopt`, refusing a category
+    outside it); without, every variable of the table must already be public (a table built by
+    :meth:`Domain.table` or :meth:`Domain.adopt`).  A table counted from records has its
+    categories from the records, so it is refused: a category only one record has would appear
+    in the release.
+    """
+    if domain is not None:
+        if not isinstance(domain, Domain):
+            raise InvalidArgumentError(f"The 'domain' of {owner} must be a cellsafe.Domain. Got {type(domain).__name__}.")
+        return domain.adopt(table)
+    private = [v.name for v in table.variables if not v.public]
+    if private:
+        raise DataError(
+            f"{owner} releases with differential privacy, and the categories of {private} were not given as public "
+            "(a table built from records takes them from the records, so a category only one record has would "
+            "appear in the release). Pass domain=cellsafe.Domain({...}) with the public categories, or build the "
+            "table with Domain.table(records)."
+        )
+    return table

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Hashable, Iterable
 
 from ..exceptions import InvalidArgumentError
@@ -22,6 +22,10 @@ class Variable:
         The categories in table order.  The order defines the cell's flat index
         (row-major over the variables) and, for log-linear models, the reference
         category (the first).
+    public : bool, default False
+        The categories were given as public (by a :class:`cellsafe.Domain`), not read from
+        confidential records.  Differentially private mechanisms sample only tables whose
+        variables are all public.  Not part of equality.
 
     Examples
     --------
@@ -31,8 +35,9 @@ class Variable:
 
     name: str
     categories: tuple[Hashable, ...]
+    public: bool = field(default=False, compare=False, repr=False)
 
-    def __init__(self, name: str, categories: Iterable[Any]) -> None:
+    def __init__(self, name: str, categories: Iterable[Any], *, public: bool = False) -> None:
         if not isinstance(name, str) or not name:
             raise InvalidArgumentError(f"A Variable's name must be a non-empty string. Got {name!r} instead.")
         cats = tuple(categories)
@@ -44,6 +49,7 @@ class Variable:
             raise InvalidArgumentError(f"Variable {name!r} lists category {dup!r} more than once.")
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "categories", cats)
+        object.__setattr__(self, "public", bool(public))
 
     @property
     def size(self) -> int:
