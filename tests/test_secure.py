@@ -95,7 +95,7 @@ def test_exact_noise_from_the_secure_source_follows_its_pmf():
 
 def test_fixed_total_synthesizer_from_the_secure_source_has_its_exact_law():
     # two passes read each block's weights twice: they must agree within the run (else the law breaks)
-    t = CountTable([Variable("a", ("x", "y", "z"))], [0, 2], [2, 1])
+    t = CountTable([Variable("a", ("x", "y", "z"), public=True)], [0, 2], [2, 1])
     s = MultinomialDirichletSynthesizer(alpha=1.0)
     draws = s.sample(t, m=2_000, rng=SecureSeed(KEY))
     dense = np.array([d.dense() for d in draws]).astype(int)
@@ -109,6 +109,6 @@ def test_fixed_total_synthesizer_from_the_secure_source_has_its_exact_law():
 
 
 def test_cellwise_noise_with_the_secure_source():
-    t = CountTable([Variable("a", tuple(range(50)))], np.arange(50), np.full(50, 10))
+    t = CountTable([Variable("a", tuple(range(50)), public=True)], np.arange(50), np.full(50, 10))
     [r] = GeometricNoise(epsilon=1.0).sample(t, rng="secure")
     assert r.n_cells == 50 and r.total > 0

@@ -59,6 +59,12 @@ def test_same_seed_same_output(tmp_path, deaths_csv, geo_json):
     assert a.equals(b)
 
 
+def _ledger_view(log):
+    from cellsafe.dp import PrivacyAccountant
+
+    return PrivacyAccountant.load(log, attach=False).to_dict()
+
+
 def test_regional_prior_with_budget(tmp_path, deaths_csv, geo_json, capsys):
     log = tmp_path / "budget.json"
     assert main(["budget", str(log), "--create", "--epsilon", "3"]) == 0
@@ -66,7 +72,7 @@ def test_regional_prior_with_budget(tmp_path, deaths_csv, geo_json, capsys):
             "pop", "--domain", str(geo_json), "--mechanism", "poisson-gamma", "--epsilon", "2", "--prior", "regional:state",
             "--prior-epsilon", "0.5", "--seed", "2", "--budget-log", str(log), "--quiet"]
     assert main(args + ["--output", str(tmp_path / "o1")]) == 0
-    data = json.loads(log.read_text())
+    data = _ledger_view(log)
     assert data["spent"]["epsilon"] == pytest.approx(2.5)
     # a second release would exceed the budget: refused before anything is written
     rc = main(args + ["--output", str(tmp_path / "o2")])
@@ -203,17 +209,18 @@ def test_a_prior_heavier_than_the_data_is_announced_and_the_log_reads_well(tmp_p
     assert rc == 0
     err = capsys.readouterr().err
     assert "the prior weighs" in err and "Hellinger utility of the expected release" in err
-    [release] = json.loads(log.read_text())["releases"]
+    [release] = _ledger_view(log)["releases"]
     assert release["label"].endswith("(1 implicate)") and release["mechanism"] == "multinomial-dirichlet"
     meta = json.loads((tmp_path / "o" / "dp_synthesis.json").read_text())
     assert meta["prior"] is None  # no 'national' prior for a mechanism without that option
 
 
-def test_parts_compose_in_parallel_from_the_cli(tmp_path):
+def test_parts_without_public_sizes_are_charged_in_full(tmp_path):
+    # one record may move from N to S and change both releases: no parallel composition
     _two_files(tmp_path)
     (tmp_path / "sexes.json").write_text(json.dumps({"sex": ["F", "M"]}))
     log = tmp_path / "budget.json"
-    assert main(["budget", str(log), "--create", "--epsilon", "1"]) == 0
+    assert main(["budget", str(log), "--create", "--epsilon", "2"]) == 0
     for region in ("N", "S"):
         rc = main(["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex", "--domain",
                    str(tmp_path / "sexes.json"), "--part", f"region={region}", "--mechanism",
@@ -221,9 +228,9 @@ def test_parts_compose_in_parallel_from_the_cli(tmp_path):
                    str(tmp_path / f"o_{region}")])
         assert rc == 0
         assert pd.read_csv(tmp_path / f"o_{region}" / "synthetic_1.csv")["count"].sum() == 2
-    data = json.loads(log.read_text())
-    assert data["spent"]["epsilon"] == pytest.approx(1.0)
-    assert [r["part"] for r in data["releases"]] == ["N", "S"]
+    data = _ledger_view(log)
+    assert data["spent"]["epsilon"] == pytest.approx(2.0)
+    assert [(r["part"], r["composition"]) for r in data["releases"]] == [("N", "sequential"), ("S", "sequential")]
 
 
 def _cli_release(argv, barrier, results):
@@ -252,7 +259,7 @@ def test_twenty_concurrent_dp_synthesize_runs_against_a_budget_of_one(tmp_path):
     for p in procs:
         p.join(timeout=60)
     assert codes.count(0) == 10 and codes.count(2) == 10
-    data = json.loads(log.read_text())
+    data = _ledger_view(log)
     assert len(data["releases"]) == 10 and data["spent"]["epsilon"] == pytest.approx(1.0)
     assert sum((tmp_path / f"o{i}" / "synthetic_1.csv").exists() for i in range(20)) == 10
 
@@ -288,3 +295,24 @@ def test_implicates_are_written_as_drawn(tmp_path, deaths_csv, geo_json, monkeyp
     assert events == ["draw", "write"] * 3
     for i in (1, 2, 3):  # the same tables as an unpatched run
         assert (tmp_path / "after" / f"synthetic_{i}.csv").read_text() == (tmp_path / "before" / f"synthetic_{i}.csv").read_text()
+
+
+def test_budget_command_creates_verifies_and_refuses_a_rolled_back_ledger(tmp_path, capsys):
+    _two_files(tmp_path)
+    log = tmp_path / "budget.jsonl"
+    assert main(["budget", str(log), "--create", "--epsilon", "1", "--delta", "1e-9", "--accounting", "zcdp"]) == 0
+    assert "rho 0.014973" in capsys.readouterr().out
+    plain = tmp_path / "plain.jsonl"
+    assert main(["budget", str(plain), "--create", "--epsilon", "2"]) == 0
+    out = tmp_path / "o"
+    assert main(["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex,region", "--domain",
+                 str(tmp_path / "domain.json"), "--mechanism", "multinomial-dirichlet", "--epsilon", "0.5",
+                 "--budget-log", str(plain), "--quiet", "--output", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["budget", str(plain), "--verify", str(out)]) == 0
+    assert "release 1 of ledger" in capsys.readouterr().out
+    # the last release cut from the log: refused, naming the line
+    lines = plain.read_text().splitlines()
+    plain.write_text("\n".join(lines[:-1]) + "\n")
+    assert main(["budget", str(plain)]) == 2
+    assert "was truncated" in capsys.readouterr().err

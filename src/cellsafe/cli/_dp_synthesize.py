@@ -176,10 +176,10 @@ def _load(args: argparse.Namespace, domain: Domain) -> tuple[CountTable, CountTa
             raise DataError(f"no record of {args.input!r} has {var}={value!r}; check --part.")
     dom = domain.select(names)
     kept, dropped = dom.restrict(frame, count=count, outside=args.outside)
-    table = CountTable.from_frame(kept, list(dom.variables), count=count)
+    table = dom.adopt(CountTable.from_frame(kept, list(dom.variables), count=count))
     if not args.population:
         return table, None, dropped
-    pop = CountTable.from_frame(kept, list(dom.variables), count=args.population, allow_fractional=True)
+    pop = dom.adopt(CountTable.from_frame(kept, list(dom.variables), count=args.population, allow_fractional=True))
     over = np.flatnonzero(table.counts > pop.lookup(table.index))
     if over.size:
         cell = table.index[over[:1]]
@@ -268,14 +268,20 @@ def _run(args: argparse.Namespace, domain: Domain, seed: Any, accountant: Any, o
             "data itself). Spend more epsilon per implicate (fewer implicates), or use fewer cells.",
             file=sys.stderr,
         )
+    from ..dp import PrivacyLoss
+
+    relation = accountant.relation if accountant is not None else "replace-one"
+    loss = synth.privacy_loss(relation, table=table).times(args.m)
+    if prior_cost:
+        loss = loss + PrivacyLoss.pure(prior_cost, relation)  # the regional totals: sensitivity 2 under replace-one
     per_implicate = synth.epsilon(table)
-    total_cost = per_implicate * args.m + prior_cost
+    total_cost = loss.epsilon
     part = _part(args.part)
     implicates = f"{args.m} implicate{'s' if args.m != 1 else ''}"
     label = f"dp-synthesize {Path(args.input).name} ({implicates})"
     reserve = (
         accountant.reserve(
-            total_cost,
+            loss,
             label=label,
             mechanism=args.mechanism,
             partition=None if part is None else part[0],
@@ -284,7 +290,7 @@ def _run(args: argparse.Namespace, domain: Domain, seed: Any, accountant: Any, o
         if accountant is not None
         else nullcontext()
     )
-    with reserve:  # the log stays locked until the release is written; a failure rolls the charge back
+    with reserve as release:  # the log stays locked until the release is written; a failure withdraws the charge
         # each implicate is written as drawn: memory flat in -m (its streams are keyed by its number)
         tables = synth.implicates(table, args.m, rng=sample_rng, progress=progress_from_args(args))
         for i, syn in enumerate(tables, start=1):
@@ -305,6 +311,8 @@ def _run(args: argparse.Namespace, domain: Domain, seed: Any, accountant: Any, o
         (Path(out_dir) / "dp_synthesis.json").write_text(json.dumps(meta, indent=2) + "\n")
         outputs.manifest.extra.update(meta)
         outputs.manifest.extra["domain"] = {"sha256": dom.sha256, "variables": dom.names}
+        if release is not None:
+            outputs.manifest.extra["ledger"] = release.anchor
         outputs.commit()
     if not args.quiet:
         print(

@@ -4,6 +4,7 @@ The fixed-total DP synthesizers live in :mod:`cellsafe.mechanisms` (multinomial-
 Poisson-gamma, 004); this package holds the tools around them.
 """
 
+from .._privacy import ADD_REMOVE, RELATIONS, REPLACE_ONE, PrivacyLoss, cdp_delta, cdp_epsilon, cdp_rho
 from ..exceptions import BudgetExceededError
 from ._accountant import BudgetSummary, PrivacyAccountant, Release
 from ._prior import PriorWeight, prior_weight
@@ -26,6 +27,13 @@ from ._sanitizers import (
 from ._verify import EpsilonVerification, verify_epsilon
 
 __all__ = [
+    "PrivacyLoss",
+    "ADD_REMOVE",
+    "REPLACE_ONE",
+    "RELATIONS",
+    "cdp_delta",
+    "cdp_epsilon",
+    "cdp_rho",
     "PrivacyAccountant",
     "Release",
     "BudgetSummary",
