@@ -32,6 +32,8 @@ as the statistical tests check with a fixed key.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import math
 import os
 from typing import Any
 
@@ -45,6 +47,7 @@ _LABEL = b"cellsafe/secure-stream/1\x00"
 _KEY_BYTES = 32
 _CHUNK = 1 << 12  # bytes per SHAKE call (small: most streams read a few words)
 _TWO53 = float(2**53)
+_GEOMETRIC_CAP_BITS = 62  # geometric variates are capped at 2**62 (beyond any table's number of cells)
 
 
 def _encode_path(path: tuple[int, ...]) -> bytes:
@@ -301,6 +304,114 @@ class SecureGenerator:
             left -= chunk
         return out
 
+    # ------------------------------------------------------------------ exact Bernoulli and geometric draws
+    def _exact_bernoulli(self, bounds: Any, n: int) -> np.ndarray:
+        """``n`` exact Bernoulli(q) draws, q known through ``bounds(bits) -> (lo, hi)`` with
+        lo <= q * 2**bits <= hi (integers, lo and hi tightening as ``bits`` grows).
+
+        U < q is decided on the first 64-bit word of a uniform U whenever the word's interval lies
+        entirely below lo or above hi at 128 bits of q; the rare undecided draws read further words
+        of U while q's bounds are computed more precisely (probability about 2**-60 per draw).
+        """
+        lo, hi = bounds(128)
+        a, b = lo >> 64, -((-hi) >> 64)  # decide 1 when W < a, 0 when W >= b
+        w = self._words(n)
+        one = (w < np.uint64(a)) if a < 2**64 else np.ones(n, dtype=bool)
+        zero = (w >= np.uint64(b)) if b < 2**64 else np.zeros(n, dtype=bool)
+        out = one
+        for i in np.flatnonzero(~one & ~zero):
+            out[i] = self._bernoulli_slow(bounds, int(w[i]))
+        return out
+
+    def _bernoulli_slow(self, bounds: Any, first: int) -> bool:
+        u, have = first, 64
+        bits = 256
+        while True:
+            lo, hi = bounds(bits)
+            more = bits - have
+            u = (u << more) | int.from_bytes(self.bytes(more // 8), "big") if more > 0 else u
+            have = max(have, bits)
+            # U lies in [u, u + 1) / 2**bits
+            if u + 1 <= lo:
+                return True
+            if u >= hi:
+                return False
+            bits *= 2
+
+    def geometric(self, p: Any, size: Any = None) -> Any:
+        """Geometric variates on {1, 2, ...} (trials until the first success), exactly for the double ``p``.
+
+        With 2**k near 1/p and r = 1 - p (exact rationals), G = D 2**k + X + 1 where D counts the
+        blocks of 2**k failures (Bernoulli(r**(2**k)) each, about 1.6 on average) and X, the first
+        success's place in its block, has independent binary digits, digit i being
+        Bernoulli(r**(2**i) / (1 + r**(2**i))) (Bringmann and Friedrich 2013).  Each Bernoulli
+        draw compares uniform bits with outward-rounded bounds of its probability
+        (:meth:`_exact_bernoulli`), so the law is the geometric law of ``p`` itself, not of a
+        floating-point logarithm.  Values beyond 2**62 are returned as 2**62 (no table has that
+        many cells).
+        """
+        pf = float(np.asarray(p, dtype=np.float64).reshape(-1)[0]) if np.ndim(p) else float(p)
+        if not (0.0 < pf <= 1.0):
+            raise InvalidArgumentError(f"geometric: p must lie in (0, 1]. Got {p!r}.")
+        shape, n = self._shape(size)
+        if pf == 1.0:
+            return self._out(np.ones(n, dtype=np.int64), shape)
+        num, den = pf.as_integer_ratio()  # p = num / den exactly, den a power of two
+        k = max(0, int(math.floor(math.log2(1.0 / pf))))
+        if k >= _GEOMETRIC_CAP_BITS:
+            return self._out(np.full(n, 1 << _GEOMETRIC_CAP_BITS, dtype=np.int64), shape)
+        powers = _RPowers(den - num, den, k)
+        x = np.zeros(n, dtype=np.int64)
+        for i in range(k):  # digit i of X
+            x |= self._exact_bernoulli(powers.digit(i), n).astype(np.int64) << i
+        d = np.zeros(n, dtype=np.int64)
+        todo = np.arange(n)
+        while todo.size:  # D: blocks of 2**k failures, each with probability r**(2**k)
+            fail = self._exact_bernoulli(powers.block(), todo.size)
+            d[todo[fail]] += 1
+            todo = todo[fail]
+            if todo.size and int(d[todo].min()) > (1 << (_GEOMETRIC_CAP_BITS - k)):
+                break
+        cap = 1 << _GEOMETRIC_CAP_BITS
+        g = np.minimum(d, cap >> k) << k
+        out = np.minimum(g + x + 1, cap)
+        return self._out(out, shape)
+
+    def bernoulli_ranks(self, n: int, p: float) -> np.ndarray:
+        """Sorted ranks in [0, n) of the successes of n independent Bernoulli(p) trials, exactly.
+
+        The gaps between successes are :meth:`geometric`, accumulated in int64 where that cannot
+        overflow (checked) and in Python integers otherwise; the work is proportional to the number
+        of successes.
+        """
+        n = int(n)
+        if n <= 0 or p <= 0.0:
+            return np.zeros(0, dtype=np.int64)
+        if p >= 1.0:
+            return np.arange(n, dtype=np.int64)
+        parts, last = [], -1
+        while True:
+            left = (n - last - 1) * p
+            size = int(left + 5.0 * math.sqrt(left + 1.0) + 16)
+            gaps = np.minimum(self.geometric(p, size), n + 1)
+            ranks = last + np.cumsum(gaps)
+            if ranks[0] <= last or (size > 1 and np.any(np.diff(ranks) <= 0)):  # int64 overflowed
+                ranks = np.array(list(itertools.accumulate([last, *(int(v) for v in gaps)]))[1:], dtype=object)
+                cut = int(np.searchsorted(ranks, n))
+                ranks = ranks[:cut].astype(np.int64) if cut < size else ranks.astype(np.int64)
+                parts.append(ranks)
+                if cut < size:
+                    break
+                last = int(ranks[-1])
+                continue
+            cut = int(np.searchsorted(ranks, n))
+            parts.append(ranks[:cut])
+            if cut < size:
+                break
+            last = int(ranks[-1])
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
@@ -312,3 +423,53 @@ class SecureGenerator:
 
     def __repr__(self) -> str:
         return "SecureGenerator(<keyed SHAKE-256 stream>)"
+
+
+class _RPowers:
+    """Outward-rounded bounds of r**(2**i) for r = a / b (b a power of two), and the probabilities built on them."""
+
+    def __init__(self, a: int, b: int, k: int) -> None:
+        self.a, self.b, self.k = a, b, k
+        self._cache: dict[int, list[tuple[int, int]]] = {}
+
+    def _powers(self, bits: int) -> list[tuple[int, int]]:
+        """[(lo_i, hi_i)] with lo_i <= r**(2**i) * 2**P <= hi_i for i = 0..k, at P = bits + k + 64 bits."""
+        prec = bits + self.k + 64
+        got = self._cache.get(prec)
+        if got is not None:
+            return got
+        shift = self.b.bit_length() - 1  # b = 2**shift
+        if shift <= prec:
+            lo = hi = self.a << (prec - shift)
+        else:
+            lo = self.a >> (shift - prec)
+            hi = -((-self.a) >> (shift - prec))
+        out = [(lo, hi)]
+        for _ in range(self.k):
+            lo = (lo * lo) >> prec
+            hi = -((-(hi * hi)) >> prec)
+            out.append((lo, hi))
+        self._cache[prec] = out
+        return out
+
+    def digit(self, i: int) -> Any:
+        """Bounds of s / (1 + s), s = r**(2**i): the probability that digit i of X is 1."""
+        def bounds(bits: int) -> tuple[int, int]:
+            prec = bits + self.k + 64
+            lo, hi = self._powers(bits)[i]
+            one = 1 << prec
+            # s/(1+s) increases in s; scaled to 2**bits, rounded outward
+            qlo = (lo << bits) // (one + lo)
+            qhi = -((-(hi << bits)) // (one + hi))
+            return qlo, qhi
+
+        return bounds
+
+    def block(self) -> Any:
+        """Bounds of r**(2**k): the probability that a block of 2**k trials holds no success."""
+        def bounds(bits: int) -> tuple[int, int]:
+            prec = bits + self.k + 64
+            lo, hi = self._powers(bits)[self.k]
+            return lo >> (prec - bits), -((-hi) >> (prec - bits))
+
+        return bounds

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._params import Configurable
 from .._progress import progress_bar
-from .._random import RNGLike, as_seed_sequence, block_bits, block_starts, stream
+from .._random import RNGLike, SecureGenerator, as_seed_sequence, block_bits, block_starts, stream
 from .._validation import check_counts, check_integer
 from ..exceptions import DataError, InvalidArgumentError
 from ..table import INDEX_DTYPE, CountTable, check_table, sorted_unique
@@ -439,6 +439,8 @@ def bernoulli_ranks(gen: np.random.Generator, n: int, p: float) -> np.ndarray:
     The gaps between successive successes are geometric, so the ranks come sorted and distinct
     from a cumulative sum, with work proportional to their number (no sort, n may be huge).
     """
+    if isinstance(gen, SecureGenerator):  # exact geometric gaps from the cryptographic stream, whatever p
+        return gen.bernoulli_ranks(n, p)
     if p >= 1.0:
         return np.arange(n, dtype=INDEX_DTYPE)
     if p < _GAPS_MIN_P or not isinstance(gen, np.random.Generator):
