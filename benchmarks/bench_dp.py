@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _timing import best_time  # noqa: E402
-from dp_simulation import TOTAL, _tables, county_data  # noqa: E402
+from dp_simulation import TOTAL, _tables, county_data, state_rates  # noqa: E402
 
 from cellsafe import CountTable  # noqa: E402
 from cellsafe.distributions import DiscreteGaussian, DiscreteLaplace  # noqa: E402
@@ -58,9 +57,8 @@ def main() -> None:
     )
     for eps in (1.0, 4.0, 10.0):
         for prior in ("national", "regional:state"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                exact = PoissonGammaSynthesizer.for_epsilon(eps, table, population=pop, prior=prior)
+            rates = "national" if prior == "national" else state_rates(table, pop)
+            exact = PoissonGammaSynthesizer.for_epsilon(eps, table, population=pop, prior=rates)
             shortcut = PoissonGammaMultinomialSynthesizer(exact.a, exact.b, population=pop)
             t_exact = _per_implicate(exact, table)
             t_short = _per_implicate(shortcut, table)

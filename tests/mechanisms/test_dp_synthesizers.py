@@ -14,7 +14,7 @@ from scipy import stats
 from cellsafe import CountTable, Variable
 from cellsafe.dp import verify_epsilon
 from cellsafe.dp._verify import compositions
-from cellsafe.exceptions import CellsafeWarning, DataError, InvalidArgumentError, TableTooLargeError
+from cellsafe.exceptions import DataError, InvalidArgumentError, TableTooLargeError
 from cellsafe.mechanisms.dirichlet import MultinomialDirichletSynthesizer as MD
 from cellsafe.mechanisms.poisson_gamma import PoissonGammaMultinomialSynthesizer as PM, PoissonGammaSynthesizer as PG
 
@@ -274,8 +274,11 @@ def test_pg_regional_prior():
     v = [Variable("region", ("N", "S"), public=True), Variable("area", tuple(range(3)), public=True)]
     t = CountTable(v, [0, 1, 4], [6, 2, 3])
     pop = np.array([100.0, 80.0, 50.0, 300.0, 200.0, 100.0])
-    with pytest.warns(CellsafeWarning, match="not covered"):
-        s = PG.for_epsilon(1.0, t, population=pop, prior="regional:region")
+    # rates from the confidential counts would shape the release outside any budget: refused
+    with pytest.raises(InvalidArgumentError, match="outside any budget"):
+        PG.for_epsilon(1.0, t, population=pop, prior="regional:region")
+    public = np.repeat([8 / 230, 3 / 600], 3)  # public rates, one per cell
+    s = PG.for_epsilon(1.0, t, population=pop, prior=public)
     rates = s.a / s.b
     assert_allclose(rates[:3], 8 / 230)
     assert_allclose(rates[3:], 3 / 600)

@@ -9,6 +9,7 @@ from ..exceptions import BudgetExceededError
 from ._accountant import BudgetSummary, PrivacyAccountant, Release
 from ._prior import PriorWeight, prior_weight
 from ._postprocess import clip_negative, make_counts, restore_additivity, round_to_total
+from ._release import SYNTHESIS_MECHANISMS, DPSynthesis, plan_synthesis
 from ._randomized_response import (
     randomized_response,
     randomized_response_epsilon,
@@ -35,6 +36,9 @@ __all__ = [
     "cdp_epsilon",
     "cdp_rho",
     "PrivacyAccountant",
+    "plan_synthesis",
+    "DPSynthesis",
+    "SYNTHESIS_MECHANISMS",
     "Release",
     "BudgetSummary",
     "BudgetExceededError",

@@ -200,7 +200,8 @@ class FixedTotalMechanism(Mechanism):
         return list(self._implicates(table, int(table.total), m, as_seed_sequence(rng), 0, progress))
 
     def implicates(
-        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, first: int = 0, progress: bool = False
+        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, first: int = 0, progress: bool = False,
+        total: int | None = None,
     ) -> Iterator[CountTable]:
         """Draw implicates ``first, ..., first + m - 1`` one at a time, as an iterator.
 
@@ -218,6 +219,10 @@ class FixedTotalMechanism(Mechanism):
             The number of the first implicate drawn.
         progress : bool, default False
             Show a progress bar on standard error (one step per implicate).
+        total : int, optional
+            Release this total instead of the table's (a total released with noise, or declared
+            public): z ~ Mult(total, theta) with the same weights.  The privacy guarantee of such a
+            release is stated by :func:`cellsafe.dp.plan_synthesis`, not by :meth:`epsilon`.
 
         Examples
         --------
@@ -230,10 +235,13 @@ class FixedTotalMechanism(Mechanism):
         True
         """
         m = self._check_sample(table, m, "implicates")
-        first = check_integer(first, "first", f"{type(self).__name__}.implicates", low=0)
-        total = self._check_sample_table(table)
+        owner = f"{type(self).__name__}.implicates"
+        first = check_integer(first, "first", owner, low=0)
+        own = self._check_sample_table(table)
+        if total is not None:
+            total = check_integer(total, "total", owner, low=0)
         root = as_seed_sequence(rng)
-        return self._implicates(table, total, m, root, first, progress)
+        return self._implicates(table, own if total is None else total, m, root, first, progress)
 
     def _implicates(
         self, table: CountTable, total: int, m: int, root: np.random.SeedSequence, first: int, progress: bool

@@ -15,7 +15,6 @@ given, with n_i = 1).  Events in a cell of zero population are a data error.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -35,7 +34,7 @@ from ._domain import (
     non_structural_index,
 )
 from ..distributions import ConditionedNegativeBinomial, DiscreteLaplace, conditioned_nb_log_pmf
-from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError, TableTooLargeError
+from ..exceptions import DataError, InvalidArgumentError, TableTooLargeError
 from ..table import INDEX_DTYPE, CountTable, check_same_variables, unravel
 from ._dp import DPMechanism
 from ._fixed_total import DRIVER, FixedTotalMechanism, GammaBlock, fixed_total_loss
@@ -312,8 +311,8 @@ class PoissonGammaSynthesizer(DPMechanism, _PoissonGammaBase):
             With a regional prior: release the regional event totals with the two-sided geometric
             mechanism at this epsilon (L1 sensitivity 2, 004 eq. 19) before computing the rates.
             The whole release then costs ``epsilon + prior_epsilon`` (sequential composition).
-            Without it the regional rates use the confidential counts and are **not** covered by
-            the guarantee; a CellsafeWarning says so.
+            A regional prior without it is refused: rates computed from the confidential counts
+            would not be covered by the guarantee (give public rates as an array instead).
         rng : as elsewhere
             Randomness for ``prior_epsilon`` only.
 
@@ -526,12 +525,10 @@ def _prior_rates(
         y_reg = np.bincount(region, weights=y, minlength=size)
         n_reg = np.bincount(region, weights=n, minlength=size)
         if prior_epsilon is None:
-            warnings.warn(
-                f"the regional rates over {var!r} are computed from the confidential counts and are not covered by "
-                "the synthesizer's epsilon; pass prior_epsilon to release them with differential privacy, or give "
-                "public prior rates.",
-                CellsafeWarning,
-                stacklevel=3,
+            raise InvalidArgumentError(
+                f"{owner}: regional rates over {var!r} computed from the confidential counts would shape the release "
+                "outside any budget; pass prior_epsilon to release the regional totals with differential privacy, "
+                "or give public prior rates (an array of rates)."
             )
         else:
             # the two-sided geometric mechanism (004 eq. 19: L1 sensitivity 2), drawn exactly
