@@ -27,6 +27,15 @@ def deaths_csv(tmp_path):
 
 
 @pytest.fixture
+def pop_csv(tmp_path):
+    """Public populations of the five (state, county) cells: the support of the state x county synthesis."""
+    path = tmp_path / "population.csv"
+    pd.DataFrame({"state": ["N", "N", "N", "S", "S"], "county": ["a", "b", "c", "d", "e"],
+                  "pop": [1000, 300, 2500, 800, 1200]}).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
 def geo_json(tmp_path):
     path = tmp_path / "geo.json"
     path.write_text(json.dumps({"state": ["N", "S"], "county": ["a", "b", "c", "d", "e"]}))
@@ -49,9 +58,10 @@ def test_poisson_gamma_with_population(tmp_path, deaths_csv, geo_json, capsys):
     assert meta["epsilon_per_implicate"] == pytest.approx(1.0)
 
 
-def test_same_seed_same_output(tmp_path, deaths_csv, geo_json):
+def test_same_seed_same_output(tmp_path, deaths_csv, pop_csv, geo_json):
     args = ["dp-synthesize", str(deaths_csv), "--variables", "state,county", "--count", "deaths", "--population",
-            "pop", "--domain", str(geo_json), "--mechanism", "poisson-gamma", "--epsilon", "3", "--seed", "5", "--quiet"]
+            "pop", "--population-file", str(pop_csv), "--domain", str(geo_json), "--mechanism", "poisson-gamma",
+            "--epsilon", "3", "--seed", "5", "--quiet"]
     assert main(args + ["--output", str(tmp_path / "a")]) == 0
     assert main(args + ["--output", str(tmp_path / "b")]) == 0
     a = pd.read_csv(tmp_path / "a" / "synthetic_1.csv")
@@ -65,12 +75,13 @@ def _ledger_view(log):
     return PrivacyAccountant.load(log, attach=False).to_dict()
 
 
-def test_regional_prior_with_budget(tmp_path, deaths_csv, geo_json, capsys):
+def test_regional_prior_with_budget(tmp_path, deaths_csv, pop_csv, geo_json, capsys):
     log = tmp_path / "budget.json"
     assert main(["budget", str(log), "--create", "--epsilon", "3"]) == 0
     args = ["dp-synthesize", str(deaths_csv), "--variables", "state,county", "--count", "deaths", "--population",
-            "pop", "--domain", str(geo_json), "--mechanism", "poisson-gamma", "--epsilon", "2", "--prior", "regional:state",
-            "--prior-epsilon", "0.5", "--seed", "2", "--budget-log", str(log), "--quiet"]
+            "pop", "--population-file", str(pop_csv), "--domain", str(geo_json), "--mechanism", "poisson-gamma",
+            "--epsilon", "2", "--prior", "regional:state", "--prior-epsilon", "0.5", "--seed", "2", "--budget-log",
+            str(log), "--quiet"]
     assert main(args + ["--output", str(tmp_path / "o1")]) == 0
     data = _ledger_view(log)
     assert data["spent"]["epsilon"] == pytest.approx(2.5)
@@ -105,11 +116,17 @@ def test_multinomial_dirichlet_on_microdata(tmp_path):
 @pytest.mark.parametrize(
     "extra,message",
     [
-        (["--epsilon", "0"], "--epsilon must be positive"),
+        (["--epsilon", "0"], "--epsilon must be a finite positive number"),
+        (["--epsilon", "inf"], "--epsilon must be a finite positive number"),
         (["--epsilon", "1", "--prior", "state"], "--prior must be"),
         (["--epsilon", "1", "--population", "nope"], "column 'nope' is not in"),
         (["--epsilon", "1", "-m", "0"], "-m must be"),
-        (["--epsilon", "1", "--prior-epsilon", "0.5"], "--prior-epsilon applies to --prior regional"),
+        (["--epsilon", "1", "--prior-epsilon", "0.5"], "--prior-epsilon and --prior-file apply to --prior regional"),
+        (["--epsilon", "1", "--population", "pop", "--prior", "regional:state"], "outside any budget"),
+        (["--epsilon", "1", "--part", "state=N"], "is not public"),
+        (["--epsilon", "1", "--outside", "drop"], "how many records were left out"),
+        (["--epsilon", "1", "--total-epsilon", "0.1"], "proven for a public total only"),
+        (["--epsilon", "1", "--relation", "add-remove"], "under add-remove neighbours the number of records"),
     ],
 )
 def test_bad_input(tmp_path, deaths_csv, geo_json, capsys, extra, message):
@@ -141,12 +158,14 @@ def _two_files(tmp_path):
 def test_a_unique_category_changes_nothing_but_the_counts(tmp_path, mechanism, capsys):
     _two_files(tmp_path)
     metas = {}
-    for name in ("a", "b"):
+    for name, inside in (("a", 4), ("b", 3)):
+        # the total of the records left in the domain is released with noise, or declared public
+        total = ["--total-epsilon", "0.5"] if mechanism == "multinomial-dirichlet" else ["--public-total", str(inside)]
         for seed in range(8):
             out = tmp_path / f"out_{name}_{seed}"
             rc = main(["dp-synthesize", str(tmp_path / f"{name}.csv"), "--variables", "sex,region", "--domain",
-                       str(tmp_path / "domain.json"), "--outside", "drop", "--mechanism", mechanism, "--epsilon", "1",
-                       "-m", "2", "--seed", str(seed), "--quiet", "--output", str(out)])
+                       str(tmp_path / "domain.json"), "--outside", "drop", *total, "--mechanism", mechanism,
+                       "--epsilon", "1", "-m", "2", "--seed", str(seed), "--quiet", "--output", str(out)])
             assert rc == 0
             for f in out.glob("synthetic_*.csv"):
                 assert "Atlantis" not in f.read_text()
@@ -184,17 +203,20 @@ def test_secure_by_default_and_a_warning_with_a_seed(tmp_path, capsys):
     assert main(args + ["--output", str(tmp_path / "s")]) == 0
     assert "--seed" not in capsys.readouterr().err
     manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
-    assert "drawn securely" in manifest["seed"]
+    assert "seed" not in manifest  # the public manifest; the custodian's record says how the seed was drawn
+    custodian = json.loads((tmp_path / "s.custodian.json").read_text())
+    assert "drawn securely" in custodian["seed"]
     assert manifest["details"]["domain"]["sha256"] == json.loads((tmp_path / "s" / "dp_synthesis.json").read_text())["domain_sha256"]
     assert main(args + ["--seed", "3", "--output", str(tmp_path / "r")]) == 0
     assert "reproducible: anyone who knows or guesses the seed" in capsys.readouterr().err
 
 
 def test_population_is_checked_against_the_counts(tmp_path, geo_json, capsys):
-    pd.DataFrame({"county": ["a", "b"], "deaths": [5000, 3], "pop": [1000, 300]}).to_csv(tmp_path / "d.csv", index=False)
+    pd.DataFrame({"county": ["a", "b"], "deaths": [5000, 3]}).to_csv(tmp_path / "d.csv", index=False)
+    pd.DataFrame({"county": list("abcde"), "pop": [1000, 300, 5, 5, 5]}).to_csv(tmp_path / "p.csv", index=False)
     rc = main(["dp-synthesize", str(tmp_path / "d.csv"), "--variables", "county", "--count", "deaths", "--population",
-               "pop", "--domain", str(geo_json), "--mechanism", "poisson-gamma", "--epsilon", "1", "--output",
-               str(tmp_path / "o")])
+               "pop", "--population-file", str(tmp_path / "p.csv"), "--domain", str(geo_json), "--mechanism",
+               "poisson-gamma", "--epsilon", "1", "--output", str(tmp_path / "o")])
     assert rc == 2
     assert "cell (county='a') has 5,000 events but a population of 1,000" in capsys.readouterr().err
 
@@ -213,24 +235,35 @@ def test_a_prior_heavier_than_the_data_is_announced_and_the_log_reads_well(tmp_p
     assert release["label"].endswith("(1 implicate)") and release["mechanism"] == "multinomial-dirichlet"
     meta = json.loads((tmp_path / "o" / "dp_synthesis.json").read_text())
     assert meta["prior"] is None  # no 'national' prior for a mechanism without that option
+    assert meta["ledger"] == {"ledger": _ledger_view(log)["ledger"], "release": 1,
+                              "head": _ledger_view(log)["releases"][0]["head"]}
 
 
-def test_parts_without_public_sizes_are_charged_in_full(tmp_path):
-    # one record may move from N to S and change both releases: no parallel composition
+def test_parts_compose_in_parallel_only_with_public_sizes(tmp_path, capsys):
     _two_files(tmp_path)
-    (tmp_path / "sexes.json").write_text(json.dumps({"sex": ["F", "M"]}))
     log = tmp_path / "budget.json"
-    assert main(["budget", str(log), "--create", "--epsilon", "2"]) == 0
+    assert main(["budget", str(log), "--create", "--epsilon", "1.1"]) == 0
+    base = ["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex", "--domain", str(tmp_path / "domain.json"),
+            "--mechanism", "multinomial-dirichlet", "--epsilon", "1", "--budget-log", str(log), "--quiet"]
+    # declared public sizes (every record stays in its region): parallel, and the exact part total
+    (tmp_path / "sizes.json").write_text(json.dumps({"N": 2, "S": 2, "W": 0}))
     for region in ("N", "S"):
-        rc = main(["dp-synthesize", str(tmp_path / "a.csv"), "--variables", "sex", "--domain",
-                   str(tmp_path / "sexes.json"), "--part", f"region={region}", "--mechanism",
-                   "multinomial-dirichlet", "--epsilon", "1", "--budget-log", str(log), "--quiet", "--output",
-                   str(tmp_path / f"o_{region}")])
-        assert rc == 0
+        assert main(base + ["--part", f"region={region}", "--part-sizes", str(tmp_path / "sizes.json"), "--output",
+                            str(tmp_path / f"o_{region}")]) == 0
         assert pd.read_csv(tmp_path / f"o_{region}" / "synthetic_1.csv")["count"].sum() == 2
+        meta = json.loads((tmp_path / f"o_{region}" / "dp_synthesis.json").read_text())
+        assert meta["part"]["composition"] == "parallel" and meta["total_policy"].startswith("declared public")
     data = _ledger_view(log)
-    assert data["spent"]["epsilon"] == pytest.approx(2.0)
-    assert [(r["part"], r["composition"]) for r in data["releases"]] == [("N", "sequential"), ("S", "sequential")]
+    assert data["spent"]["epsilon"] == pytest.approx(1.0)
+    assert [(r["part"], r["composition"]) for r in data["releases"]] == [("N", "parallel"), ("S", "parallel")]
+    # a declared size that is not the true one is refused
+    (tmp_path / "wrong.json").write_text(json.dumps({"N": 3, "S": 1, "W": 0}))
+    assert main(base + ["--part", "region=N", "--part-sizes", str(tmp_path / "wrong.json"), "--output",
+                        str(tmp_path / "o_wrong")]) == 2
+    assert "not the 3 declared public" in capsys.readouterr().err
+    # a noisy part total: charged in full (sequential); its total's 0.2 alone is beyond what is left
+    assert main(base + ["--part", "region=W", "--total-epsilon", "0.2", "--output", str(tmp_path / "o_W")]) == 2
+    assert "beyond the budget" in capsys.readouterr().err
 
 
 def _cli_release(argv, barrier, results):

@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     html_path = Path(args.output)
     json_path = html_path.with_suffix(".json")
+    _not_in_a_public_release(html_path)
     # every file the options name is an input (INPUT, --release folders, --published, --hierarchy, --budget-log)
     with outputs_from_args(args) as out:
         tmp_html = out.file(html_path, "--output", formats=("html",))
@@ -147,3 +148,26 @@ def run(args: argparse.Namespace) -> int:
         judged = f"; {passed} of {len(verdicts)} mechanism(s) meet every target" if requirements else ""
         print(f"wrote {args.output} and {json_path} in {time.perf_counter() - t0:.2f} s{judged}")
     return 0
+
+
+def _not_in_a_public_release(path: Path) -> None:
+    """Refuse to write the report into a folder that is published whole (a DP release folder).
+
+    The report reads the original data and hashes the inputs: it is the custodian's and the
+    panel's document, and inside a public release folder it would be published with it.
+    """
+    import json
+
+    for folder in [path.resolve().parent, *path.resolve().parent.parents]:
+        manifest = folder / "manifest.json"
+        if not manifest.is_file():
+            continue
+        try:
+            public = "custodian_record" in json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            continue
+        if public:
+            raise InvalidArgumentError(
+                f"--output {str(path)!r} lies in the release folder {str(folder)!r}, which may be published whole; the "
+                "report names and hashes the confidential inputs. Write it outside the release folder."
+            )

@@ -411,6 +411,8 @@ def _provenance(r: Any) -> str:
     p = r.sections["provenance"]
     rows = [[_e(i["path"]), f"<code>{_e(i['sha256'])}</code>"] for i in p["inputs"]]
     parts = [f"<p>cellsafe {_e(p['cellsafe_version'])}, Python {_e(p['python'])}; report created {_e(p['created'])}.</p>"]
+    if p.get("publication"):
+        parts.insert(0, f"<p class='note'><strong>Not for publication.</strong> This report is {_e(p['publication'])}.</p>")
     parts.append(_table(["input", "sha256"], rows) if rows else "<p>Inputs given in memory (no files).</p>")
     for m in p["manifests"]:
         man = m["manifest"] or {}

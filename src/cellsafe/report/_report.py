@@ -414,6 +414,8 @@ class Report:
         import platform
 
         self.sections["provenance"] = {
+            "publication": "the custodian's and the panel's document, not for publication: it reads the original "
+            "data and names and hashes the confidential inputs (publish the release folders themselves)",
             "cellsafe_version": __version__,
             "python": platform.python_version(),
             "created": self.created,
