@@ -110,3 +110,23 @@ def test_cell_key_publication_with_drawn_keys_equals_local(spark, records, parti
     got = se.cell_key_publication(records, _VARS, ckm, rng=99, spark=spark, partitions=partitions).toPandas()
     pd.testing.assert_frame_equal(_sorted_frame(got, _VARS), _sorted_frame(want, _VARS))
     assert np.isnan(want["count"]).any()  # suppression below the threshold is part of what must agree
+
+
+def test_dp_noise_on_spark_needs_a_public_domain(spark, tmp_path):
+    from cellsafe import CountTable, Domain, Variable
+    from cellsafe.engines import spark as se
+    from cellsafe.exceptions import DataError
+    from cellsafe.mechanisms import GeometricNoise
+
+    mech = GeometricNoise(1.0)
+    records = pd.DataFrame({"country": ["Fiji", "Fiji", "Tonga", "Tuvalu"]})
+    records.to_parquet(tmp_path / "r.parquet")
+    from_records = se.aggregate(str(tmp_path / "r.parquet"), ["country"], spark=spark)
+    with pytest.raises(DataError, match="aggregate on a public"):
+        se.sample_cells(from_records, mech, 0, 7)
+    domain = Domain({"country": ["Fiji", "Samoa", "Tonga", "Tuvalu"]})
+    on_domain = se.aggregate(str(tmp_path / "r.parquet"), list(domain.variables), spark=spark)
+    local = domain.adopt(CountTable([Variable("country", ("Fiji", "Tonga", "Tuvalu"))], [0, 1, 2], [2, 1, 1]))
+    [expected] = mech.sample(local, rng=7)
+    idx, cnt = _cells(se.sample_cells(on_domain, mech, 0, 7))
+    assert np.array_equal(idx, expected.index) and np.array_equal(cnt, expected.counts)

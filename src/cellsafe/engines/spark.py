@@ -304,6 +304,8 @@ def aggregate(
     where = repr(source) if isinstance(source, (str, os.PathLike)) else "the data"
     specs = _variable_specs(variables)
     names = [n for n, _ in specs]
+    public = {v.name for v in (() if isinstance(variables, (str, dict)) else variables)
+              if isinstance(v, Variable) and v.public}  # a Domain's variables stay public
     if len(set(names)) != len(names):
         raise InvalidArgumentError(f"variables must be distinct. Got {names}.")
     cols = list(df.columns)
@@ -391,6 +393,8 @@ def aggregate(
         frame = pd.DataFrame({name: pd.Series(values)})
         # the same categories, in the same order, as the local engine: CountTable.from_frame's encoding
         (var,), codes = encode_cells(frame, [given if given is not None else name])
+        if name in public:
+            var = Variable(var.name, var.categories, public=True)
         out_vars.append(var)
         spark_type = df.schema[name].dataType
         by_code: list[Any] = [None] * var.size
@@ -487,6 +491,15 @@ def sample_cells(
 
     if not isinstance(mechanism, CellwiseMechanism):
         raise InvalidArgumentError(f"the Spark engine samples cell-wise mechanisms. Got {type(mechanism).__name__}.")
+    from ..mechanisms import DPMechanism
+
+    private = [v.name for v in table.variables if not v.public]
+    if isinstance(mechanism, DPMechanism) and private:
+        raise DataError(
+            f"{type(mechanism).__name__} releases with differential privacy, and the categories of {private} were read "
+            "from the records (a category only one record has would appear in the release); aggregate on a public "
+            "cellsafe.Domain first."
+        )
     entropy, spawn_key = _seed_parts(rng)
     n_random_zeros = table.n_cells - int(table.structural_zeros.size)  # an upper bound suffices for the test below
     with_empty = mechanism.zero_release_probability() > 0 and n_random_zeros > 0
