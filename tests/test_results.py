@@ -117,6 +117,9 @@ CASES = {
     "Release": lambda: _accountant().releases[0],
     "BudgetSummary": lambda: _accountant().budget(),
     "PrivacyLoss": lambda: dp.PrivacyLoss.zcdp(0.01, "replace-one", delta=1e-9),
+    "DPSynthesis": lambda: dp.plan_synthesis(
+        pd.DataFrame({"a": ["x", "y", "x"]}), cellsafe.Domain({"a": ["x", "y"]}), epsilon=1.0
+    ),
     "EpsilonVerification": lambda: dp.verify_epsilon(
         MultinomialDirichletSynthesizer.for_epsilon(1.0, 3), CountTable([VARIABLES[1]], [0], [3])
     ),

@@ -46,6 +46,7 @@ import numpy as np
 
 from .._privacy import ADD_REMOVE, REPLACE_ONE, PrivacyLoss, check_relation
 from .._random import RNGLike, as_seed_sequence
+from .._results import Result
 from .._validation import check_in, check_integer, check_real
 from ..exceptions import DataError, InvalidArgumentError
 from ..table import CountTable, Domain, OUTSIDE_CHOICES
@@ -59,7 +60,7 @@ _TOTAL_POLICIES = ("public", "declared", "noisy")
 
 
 @dataclass(frozen=True)
-class DPSynthesis:
+class DPSynthesis(Result):
     """A planned DP synthesis: the calibrated synthesizer, its privacy loss, and its public description.
 
     Attributes
@@ -113,6 +114,15 @@ class DPSynthesis:
             return iter([empty] * m)
         total = None if self.total_policy != "noisy" else self.released_total
         return self.synthesizer.implicates(self.table, m, rng, progress=progress, total=total)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public description, the loss, and the notices for the custodian."""
+        return {
+            "description": self.description,
+            "loss": self.loss.to_dict(),
+            "public_parts": self.public_parts,
+            "notices": list(self.notices),
+        }
 
     def summary(self) -> str:
         """One line: mechanism, total, cells, and the loss."""
