@@ -288,7 +288,8 @@ def run(args: argparse.Namespace) -> int:
         with reserve as release:  # the ledger stays locked until the release is written; a failure withdraws it
             _write(args, plan, outputs, out_dir, sample_rng, release)
         if not args.quiet:
-            print(f"{plan.summary()}; wrote {implicates} to {args.output} in {time.perf_counter() - t0:.2f} s")
+            said = plan.summary() if hasattr(plan, "summary") else f"{args.mechanism}: epsilon {plan.loss.epsilon:.4g} in total"
+            print(f"{said}; wrote {implicates} to {args.output} in {time.perf_counter() - t0:.2f} s")
     return 0
 
 
