@@ -291,7 +291,8 @@ class PrivacyLoss(Result):
                 f"cannot compose losses stated under different neighbour relations ({sorted(relations)}); "
                 "ask each mechanism for its loss under one relation."
             )
-        rho = None if any(x.rho is None for x in items) else sum(float(x.rho) for x in items)  # type: ignore[arg-type]
+        rhos = [x.rho for x in items]
+        rho = None if any(r is None for r in rhos) else float(sum(r for r in rhos if r is not None))
         delta = min(sum(x.delta for x in items), math.nextafter(1.0, 0.0))
         epsilon = sum(x.epsilon for x in items)  # basic composition: always valid at the summed delta
         if rho is not None and delta > 0.0:
@@ -333,7 +334,7 @@ class PrivacyLoss(Result):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "PrivacyLoss":
         eps = data.get("epsilon")
-        return cls(math.inf if eps == "inf" else eps, data.get("delta", 0.0), data.get("rho"), data["relation"])
+        return cls(math.inf if eps == "inf" else float(eps), data.get("delta", 0.0), data.get("rho"), data["relation"])  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         rho = "None" if self.rho is None else f"{self.rho:.6g}"

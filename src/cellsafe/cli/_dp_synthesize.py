@@ -82,9 +82,7 @@ def _marginal_hook() -> Any:
     """The marginal synthesizers' options and plan (cli/_dp_marginal.py), when installed."""
     if importlib.util.find_spec(f"{__package__}._dp_marginal") is None:
         return None
-    from . import _dp_marginal
-
-    return _dp_marginal
+    return importlib.import_module(f"{__package__}._dp_marginal")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -253,7 +253,12 @@ def plan_synthesis(
     total_rng, prior_rng = root.spawn(2)
     released, total_loss = exact, None
     if policy == "declared":
-        declared = int(part_sizes[part_t[1]]) if part_t is not None else int(public_total)  # type: ignore[index]
+        if part_t is not None:
+            assert part_sizes is not None  # the policy says so
+            declared = int(part_sizes[part_t[1]])
+        else:
+            assert public_total is not None
+            declared = int(public_total)
         if exact != declared:
             what = f"part {part_t[0]}={part_t[1]}" if part_t is not None else "the domain"
             raise DataError(
@@ -340,6 +345,8 @@ def _total_policy(mech: str, relation: str, outside: str, part: Any, part_sizes:
             "replace-one ledger."
         )
     if part is not None:
+        if public_total is not None:
+            raise InvalidArgumentError("a part's public size is declared with part_sizes (--part-sizes), not public_total.")
         if part_sizes is None:
             raise InvalidArgumentError(
                 f"the size of part {part[0]}={part[1]} is not public (a record may move between parts, and an exact "
@@ -348,10 +355,11 @@ def _total_policy(mech: str, relation: str, outside: str, part: Any, part_sizes:
             )
         if part[1] not in {str(k) for k in part_sizes}:
             raise DataError(f"the declared part sizes do not list part {part[0]}={part[1]}.")
-        part_sizes_checked = {str(k): check_integer(v, f"part size of {k!r}", "plan_synthesis", low=0)
-                              for k, v in part_sizes.items()}
-        del part_sizes_checked
+        for k, v in part_sizes.items():
+            check_integer(v, f"part size of {k!r}", "plan_synthesis", low=0)
         return "declared"
+    if part_sizes is not None:
+        raise InvalidArgumentError("part_sizes (--part-sizes) declare the sizes of parts: give part (--part VAR=VALUE) too.")
     if public_total is not None:
         check_integer(public_total, "public_total", "plan_synthesis", low=0)
         return "declared"
@@ -391,7 +399,7 @@ def _check_poisson_gamma_options(mech: str, population: Any, population_source: 
 # ---------------------------------------------------------------------- reading onto the domain
 def _frame(source: Any, names: list[str], count: str | None, part: Any, population: str | None) -> tuple[Any, str | None]:
     """The records (or cells) with the columns the plan needs, and the count column."""
-    from .._frames import as_pandas, pd
+    from .._frames import as_pandas
 
     extra = ([part[0]] if part is not None else []) + ([population] if population else [])
     if isinstance(source, (str,)) or hasattr(source, "__fspath__"):
@@ -406,7 +414,6 @@ def _frame(source: Any, names: list[str], count: str | None, part: Any, populati
     missing = [c for c in names + extra + ([count] if count else []) if c not in frame.columns]
     if missing:
         raise DataError(f"column {missing[0]!r} is not in the input: columns {list(map(str, frame.columns))}.")
-    del pd
     return frame, count
 
 
@@ -458,8 +465,8 @@ def _populations(dom: Domain, kept: Any, count: Any, population: str, source: An
             raise DataError(f"column {missing[0]!r} is not in the population file: columns {list(map(str, frame.columns))}.")
         frame, _ = dom.restrict(frame, outside="error")
         pop = dom.adopt(CountTable.from_frame(frame, list(dom.variables), count=population, allow_fractional=True))
-        listed = _table_on(dom, kept[[*dom.names]], None) if len(kept) else None
-        absent = int(pop.nnz - (0 if listed is None else np.isin(pop.index, listed.index, assume_unique=True).sum()))
+        rows = _table_on(dom, kept[[*dom.names]], None) if len(kept) else None
+        absent = int(pop.nnz - (0 if rows is None else np.isin(pop.index, rows.index, assume_unique=True).sum()))
         if absent:
             note = (
                 f"{absent:,} of the {pop.nnz:,} cells with a population have no row in the input: taken as 0 events "

@@ -159,7 +159,7 @@ def _discrete_delta(sigma: float, eps: float, sens: int) -> float:
     return max(float(noise.sf(lo)) - math.exp(eps) * float(noise.sf(hi)), 0.0)
 
 
-def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1, dimension: int = 1) -> float:
+def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1, dimension: int = 1) -> float:
     """The sigma of discrete Gaussian noise that gives (epsilon, delta)-DP.
 
     For one count (``dimension=1``) the privacy profile of an integer shift Delta is computed
@@ -252,7 +252,7 @@ def laplace_mechanism(value: Any, epsilon: float, sensitivity: float = 1.0, rng:
     return v + noise.reshape(v.shape)
 
 
-def geometric_mechanism(value: Any, epsilon: float, sensitivity: int = 1, rng: RNGLike = None) -> np.ndarray:
+def geometric_mechanism(value: Any, epsilon: float, sensitivity: float = 1, rng: RNGLike = None) -> np.ndarray:
     """Add two-sided geometric noise, P(k) proportional to exp(-epsilon |k| / sensitivity).
 
     The discrete analogue of the Laplace mechanism for integer statistics: epsilon-DP for an
@@ -294,7 +294,7 @@ def gaussian_mechanism(
 
 
 def discrete_gaussian_mechanism(
-    value: Any, epsilon: float, delta: float, sensitivity: int = 1, rng: RNGLike = None
+    value: Any, epsilon: float, delta: float, sensitivity: float = 1, rng: RNGLike = None
 ) -> np.ndarray:
     """Add discrete Gaussian noise calibrated by :func:`discrete_gaussian_sigma` to integer statistics.
 
