@@ -208,6 +208,21 @@ class MarginalSynthesizer(Mechanism[CountTable]):
         """The zCDP budget: the largest rho whose zCDP implies (epsilon, delta)-DP (Canonne-Kamath-Steinke)."""
         return zcdp_rho(self.epsilon, self.delta)
 
+    def privacy_loss(self, relation: str = REPLACE_ONE, *, table: Any = None, delta: float | None = None) -> Any:
+        """The release's loss under ``relation`` (the protocol of :class:`cellsafe.mechanisms.DPMechanism`).
+
+        ``rho`` under the relation the noise was calibrated for, and under add-remove (whose
+        neighbours change every marginal and score less than a replacement does); four times
+        ``rho`` under replace-one for a release calibrated to add-remove (zCDP's group privacy: a
+        replacement is a removal and an addition).  (epsilon, delta) at ``delta`` by the
+        conversion of Canonne, Kamath and Steinke.
+        """
+        from .._privacy import PrivacyLoss, check_relation
+
+        relation = check_relation(relation, f"{type(self).__name__}.privacy_loss")
+        rho = self.rho if relation == self.relation or relation == ADD_REMOVE else 4.0 * self.rho
+        return PrivacyLoss.zcdp(rho, relation, delta)
+
     @property
     def _sensitivities(self) -> tuple[float, float]:
         """(squared L2 sensitivity of a marginal, sensitivity of an L1 quality score)."""
