@@ -637,8 +637,20 @@ class PrivacyAccountant:
     def load(cls, path: "str | Path", *, attach: bool = True) -> "PrivacyAccountant":
         """Read a ledger (format 3), checking its chain and its anchor; with ``attach`` further releases go to it."""
         path = Path(path)
-        header, entries, hashes = _read(path)
-        _ledger.check_against_anchor(str(path), header, hashes, _ledger.read_anchor(path))
+        try:
+            # without the lock: the anchor first, then the log (a writer writes the log, then the anchor,
+            # so a log read after its anchor holds at least the entries the anchor records)
+            anchor = _ledger.read_anchor(path)
+            header, entries, hashes = _read(path)
+            _ledger.check_against_anchor(str(path), header, hashes, anchor)
+        except DataError:
+            if not (path.exists() and _ledger.lock_path(path).exists()):
+                raise
+            # a writer may have been between its two writes: judge again under the lock
+            with _ledger.locked(path) as fd:
+                anchor = _ledger.read_anchor(path, fd)
+                header, entries, hashes = _read(path)
+                _ledger.check_against_anchor(str(path), header, hashes, anchor)
         b = header["budget"]
         acc = cls(b["epsilon"], b.get("delta", 0.0), relation=header["relation"], accounting=header["accounting"],
                   log=path if attach else None)
