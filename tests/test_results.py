@@ -129,6 +129,7 @@ CASES = {
     "GLMFit": lambda: fitting.fit_ols(np.c_[np.ones(6), np.arange(6.0)], np.array([1.0, 2.9, 5.2, 7.1, 8.8, 11.0])),
     "AdditivityResult": lambda: fitting.restore_additivity(_publication().X, _publication().aggregate(_table()) + 1.0),
     "ExpectedInnerResult": lambda: fitting.expected_inner(_publication(), _publication().aggregate(_table())),
+    "TreeEstimate": lambda: fitting.tree_least_squares([[10.0], [4.0, 5.0]], [1.0, 1.0], [[0, 0]]),
 }
 
 

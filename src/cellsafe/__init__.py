@@ -9,7 +9,8 @@ The public names:
 - count distributions: :class:`Poisson`, :class:`NBI`, :class:`PIG`, :class:`GAF`
 - mechanisms: :class:`SaturatedSynthesizer`, :class:`LogLinearSynthesizer`,
   :class:`MultinomialDirichletSynthesizer`, :class:`PoissonGammaSynthesizer`,
-  :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
+  :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`, :class:`TopDownNoise` (consistent DP counts
+  over a hierarchy)
 - microdata: :class:`SequentialSynthesizer` (records with categories and numbers)
 - published tables: :class:`Publication`, :class:`PTable`, :class:`CellKeyMethod`,
   :class:`SmallCountRounding`
@@ -47,6 +48,7 @@ _NAMES = {
     "PTable": "mechanisms",
     "SaturatedSynthesizer": "mechanisms",
     "SmallCountRounding": "mechanisms",
+    "TopDownNoise": "mechanisms",
     "Publication": "published",
     "SequentialSynthesizer": "synthesis",
     "CountTable": "table",
@@ -78,6 +80,7 @@ __all__ = [
     "PoissonGammaMultinomialSynthesizer",
     "GeometricNoise",
     "DiscreteGaussianNoise",
+    "TopDownNoise",
     "PTable",
     "CellKeyMethod",
     "SmallCountRounding",

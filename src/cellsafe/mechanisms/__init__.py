@@ -8,7 +8,8 @@
 - published tables (001): :class:`PTable`, :class:`CellKeyMethod`, :class:`SmallCountRounding`,
   :class:`CellSuppression` (primary rules, secondary suppression by Gaussian elimination)
 - magnitude tables: :class:`CellKeyMagnitude` with a :class:`MagnitudePTable` (cellKey's flex function)
-- differentially private noise per cell: :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`
+- differentially private noise per cell: :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`;
+  consistent DP counts at every level of a hierarchy: :class:`TopDownNoise`
 """
 
 from typing import Any
@@ -30,6 +31,7 @@ _MODULES = {
     "rounding": ("SmallCountRounding", "round_small_counts"),
     "saturated": ("SaturatedSynthesizer",),
     "suppression": ("CellSuppression", "suppress_cells"),
+    "topdown": ("TopDownNoise",),
     "_gauss": ("in_published_span",),
     "_intervals": (
         "cell_intervals", "protect_intervals", "protection_met", "requirement_targets", "singleton_shortfalls", "neighbourhood",
@@ -94,6 +96,7 @@ __all__ = [
     "SaturatedSynthesizer",
     "SmallCountRounding",
     "CellSuppression",
+    "TopDownNoise",
     "suppress_cells",
     "Rule",
     "parse_rule",

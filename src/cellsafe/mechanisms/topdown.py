@@ -244,9 +244,10 @@ class TopDownNoise(Mechanism):
             out.append((t + noise).astype(np.float64))
         return out
 
-    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None) -> list[PublishedTable]:
+    _integer_counts = True
+
+    def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[PublishedTable]:
         """``m`` independent consistent releases of every level (each costs the whole budget)."""
-        m = self._check_sample(table, m, integer=True)
         parents, sizes, leaf_pos, n_other = self._tree(table)
         pub = self._publication(table)
         truth = _level_counts(table, self, n_other, sizes, leaf_pos)
