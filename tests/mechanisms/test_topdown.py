@@ -18,14 +18,10 @@ def geography(n_regions=3, n_districts=4, n_areas=5):
 
 
 def table(areas, rng, mean=40.0, sexes=("F", "M")):
+    """A table on the public domain of the areas and sexes (DP releases refuse categories read from records)."""
     counts = rng.poisson(mean, size=(len(areas), len(sexes)))
-    return cellsafe.CountTable.from_dense(counts, [cellsafe.Variable("area", areas), cellsafe.Variable("sex", list(sexes))])
-
-
-def level_sums(release, mech):
-    """The released cells of each level as arrays (level, node) via the publication's labels."""
-    frame = release.to_frame()
-    return frame
+    variables = [cellsafe.Variable("area", areas), cellsafe.Variable("sex", list(sexes))]
+    return cellsafe.Domain(variables).adopt(cellsafe.CountTable.from_dense(counts, variables))
 
 
 @pytest.mark.parametrize("noise", ["geometric", "discrete-gaussian"])
@@ -157,6 +153,40 @@ def test_bad_parameters(kwargs, match):
     _, h = geography(2, 2, 2)
     with pytest.raises(InvalidArgumentError, match=match):
         TopDownNoise("area", h, **kwargs)
+
+
+def test_categories_read_from_records_are_refused():
+    # a table counted from records has its categories from the records: a DP release refuses it
+    rng = np.random.default_rng(8)
+    areas, h = geography(2, 2, 2)
+    counts = rng.poisson(5, size=(len(areas), 2))
+    variables = [cellsafe.Variable("area", areas), cellsafe.Variable("sex", ["F", "M"])]
+    raw = cellsafe.CountTable.from_dense(counts, variables)
+    mech = TopDownNoise("area", h, epsilon=1.0)
+    with pytest.raises(DataError, match="not given as public"):
+        mech.sample(raw)
+    [r] = mech.sample(raw, domain=cellsafe.Domain(variables), rng=1)
+    assert r.publication.n_published == 2 * (1 + 2 + 4 + 8)
+
+
+@pytest.mark.parametrize("noise", ["geometric", "discrete-gaussian"])
+@pytest.mark.parametrize("relation", ["replace-one", "add-remove"])
+def test_the_privacy_loss_is_the_budget(noise, relation):
+    from cellsafe.dp import cdp_epsilon
+
+    _, h = geography(2, 2, 2)
+    mech = TopDownNoise("area", h, epsilon=0.7, noise=noise, relation=relation, split=[1, 1, 2, 4])
+    loss = mech.privacy_loss(relation, delta=1e-9)
+    other = "add-remove" if relation == "replace-one" else "replace-one"
+    if noise == "geometric":
+        assert loss.epsilon == pytest.approx(0.7, rel=1e-9) and loss.epsilon <= 0.7
+        ratio = 2.0 if relation == "add-remove" else 0.5
+        assert mech.privacy_loss(other).epsilon == pytest.approx(0.7 * ratio, rel=1e-9)
+    else:
+        # the levels' rho add up to the budget's rho, whose conversion at delta 1e-9 is epsilon 0.7
+        assert loss.rho == pytest.approx(mech.rho, rel=1e-9) and loss.rho <= mech.rho
+        assert loss.epsilon <= 0.7 + 1e-12
+        assert cdp_epsilon(loss.rho, 1e-9) == pytest.approx(0.7, rel=1e-6)
 
 
 def test_the_table_must_match_the_hierarchy():

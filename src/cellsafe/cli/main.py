@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "_compare",
     # differential privacy
     "_dp_synthesize",
+    "_dp_publish",
     "_budget",
     "_demo",
     # from a table back to records

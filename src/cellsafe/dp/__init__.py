@@ -9,6 +9,7 @@ from ..exceptions import BudgetExceededError
 from ._accountant import BudgetSummary, PrivacyAccountant, Release
 from ._prior import PriorWeight, prior_weight
 from ._postprocess import clip_negative, make_counts, restore_additivity, round_to_total
+from ._hierarchical import HierarchicalPlan, plan_hierarchical_counts
 from ._release import SYNTHESIS_MECHANISMS, DPSynthesis, plan_synthesis
 from ._randomized_response import (
     randomized_response,
@@ -39,6 +40,8 @@ __all__ = [
     "plan_synthesis",
     "DPSynthesis",
     "SYNTHESIS_MECHANISMS",
+    "plan_hierarchical_counts",
+    "HierarchicalPlan",
     "Release",
     "BudgetSummary",
     "BudgetExceededError",

@@ -93,6 +93,7 @@ KNOWN_MECHANISMS = frozenset(
         "exponential",
         "mst",
         "aim",
+        "topdown",
         "other",
     }
 )

@@ -30,21 +30,19 @@ import numpy as np
 
 from .._frames import pd
 from .._params import Param
+from .._privacy import ADD_REMOVE, RELATIONS, REPLACE_ONE, PrivacyLoss, cdp_rho
 from .._random import RNGLike, as_seed_sequence, stream
 from ..distributions.integer_noise import DiscreteGaussian, DiscreteLaplace
 from ..exceptions import DataError, InvalidArgumentError
 from ..fitting.tree import tree_integers, tree_least_squares
 from ..published import Publication, PublishedTable
-from ..table import CountTable, Hierarchy, check_table, ravel, unravel
+from ..table import CountTable, Hierarchy, check_table, public_table, ravel, unravel
 from ._base import Mechanism
+from ._dp import DPMechanism
 
 __all__ = ["TopDownNoise"]
 
-#: The neighbour relations: one record added or removed, or one record's values replaced.
-_RELATIONS = ("replace-one", "add-remove")
-
-
-class TopDownNoise(Mechanism):
+class TopDownNoise(DPMechanism, Mechanism):
     """Noisy counts at every level of a hierarchy, made consistent, non-negative and integral.
 
     Parameters
@@ -82,10 +80,10 @@ class TopDownNoise(Mechanism):
     --------
     >>> import cellsafe
     >>> h = cellsafe.Hierarchy.from_groups({"N": ["a", "b"], "S": ["c"]}, level="region")
-    >>> t = cellsafe.CountTable.from_dense([[5, 0], [3, 1], [9, 4]],
-    ...     [cellsafe.Variable("area", ["a", "b", "c"]), cellsafe.Variable("sex", ["F", "M"])])
+    >>> domain = cellsafe.Domain({"area": ["a", "b", "c"], "sex": ["F", "M"]})      # public categories
+    >>> t = cellsafe.CountTable.from_dense([[5, 0], [3, 1], [9, 4]], domain.variables)
     >>> mech = TopDownNoise("area", h, epsilon=1.0)
-    >>> [release] = mech.sample(t, rng=2)
+    >>> [release] = mech.sample(t, rng=2, domain=domain)
     >>> release.publication.n_published          # 2 x (1 total + 2 regions + 3 areas)
     12
     >>> bool((release.released >= 0).all())
@@ -102,7 +100,7 @@ class TopDownNoise(Mechanism):
         Param("noise", kind="choice", choices=("discrete-gaussian", "geometric"), default="discrete-gaussian",
               doc="noise added to every cell of every level"),
         Param("split", kind="object", none_ok=True, default=None, doc="budget share of each level, top first"),
-        Param("relation", kind="choice", choices=_RELATIONS, default="replace-one", doc="neighbour relation"),
+        Param("relation", kind="choice", choices=RELATIONS, default=REPLACE_ONE, doc="neighbour relation the budget is stated under"),
     )
 
     def __init__(
@@ -145,28 +143,52 @@ class TopDownNoise(Mechanism):
         return ["Total", *self.hierarchy.levels, self.variable]
 
     @property
+    def stated_delta(self) -> float | None:
+        """The delta of the release's (epsilon, delta) statement: 1e-9 by default for the discrete
+        Gaussian, None for geometric noise (pure epsilon)."""
+        if self.noise == "geometric":
+            return None
+        return 1e-9 if self.delta is None else float(self.delta)
+
+    @property
     def rho(self) -> float:
         """The zCDP budget of the discrete Gaussian (Canonne-Kamath-Steinke conversion of (epsilon, delta))."""
         if self.noise != "discrete-gaussian":
             raise InvalidArgumentError("geometric noise is pure epsilon-DP; it has no rho.")
-        return _cdp_rho(self.epsilon, 1e-9 if self.delta is None else self.delta)
+        return float(cdp_rho(self.epsilon, self.stated_delta))
 
     def _noise(self) -> list[DiscreteGaussian | DiscreteLaplace | None]:
         """The noise distribution of each level (None where the level is not measured)."""
         out: list[DiscreteGaussian | DiscreteLaplace | None] = []
-        l1 = 2 if self.relation == "replace-one" else 1
+        l1 = 2 if self.relation == REPLACE_ONE else 1
+        # each level's share a hair below its part, so that the sum of the levels' losses, added in
+        # floating point, never exceeds the budget
+        below = 1.0 - 2.0**-40
         for share in self._shares:
             if share == 0:
                 out.append(None)
             elif self.noise == "geometric":
-                out.append(DiscreteLaplace.for_epsilon(share * self.epsilon, l1))
+                out.append(DiscreteLaplace.for_epsilon(share * below * self.epsilon, l1))
             else:
-                out.append(DiscreteGaussian(math.sqrt(l1 / (2.0 * share * self.rho))))
+                out.append(DiscreteGaussian(math.sqrt(l1 / (2.0 * share * below * self.rho))))
         return out
 
     def noise_variances(self) -> list[float]:
         """The noise variance of each level's cells, top first (inf where a level is not measured)."""
         return [math.inf if d is None else float(d.var()) for d in self._noise()]
+
+    def _privacy_loss(self, relation: str, table: Any, delta: Any) -> PrivacyLoss:
+        """The loss of one release under ``relation``, from the exact noise of every level.
+
+        A record counts in one cell per level: its level's counts change by 1 in one cell
+        (add-remove) or in two (replace-one), so the L1 sensitivity is 1 or 2 and the squared L2
+        sensitivity 1 or 2 per level; the levels compose sequentially.
+        """
+        change = 1.0 if relation == ADD_REMOVE else 2.0
+        measured = [d for d in self._noise() if d is not None]
+        if self.noise == "geometric":
+            return PrivacyLoss.pure(change * sum(d.rate for d in measured), relation)  # type: ignore[union-attr]
+        return PrivacyLoss.zcdp(change * sum(d.rho for d in measured), relation, delta)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ the tree
     def _tree(self, table: CountTable) -> tuple[list[np.ndarray], list[int], np.ndarray, int]:
@@ -228,13 +250,14 @@ class TopDownNoise(Mechanism):
         _, sizes, leaf_pos, n_other = self._tree(table)
         return _level_counts(table, self, n_other, sizes, leaf_pos)
 
-    def measure(self, table: CountTable, rng: RNGLike = None, *, implicate: int = 0) -> list[np.ndarray]:
+    def measure(self, table: CountTable, rng: RNGLike = None, *, implicate: int = 0, domain: Any = None) -> list[np.ndarray]:
         """The noisy counts of every level before post-processing (the DP measurements).
 
         Independent per-level counts, neither consistent nor non-negative; :meth:`sample` makes
         them so.  ``implicate`` selects the stream, as in :meth:`sample`.
         """
         self._check_sample(table, 1, "measure", integer=True)
+        table = public_table(table, domain, f"{type(self).__name__}.measure")
         return self._measure(self.level_counts(table), as_seed_sequence(rng), implicate)
 
     def _measure(self, truth: list[np.ndarray], root: Any, implicate: int) -> list[np.ndarray]:
@@ -245,6 +268,14 @@ class TopDownNoise(Mechanism):
         return out
 
     _integer_counts = True
+
+    def sample(
+        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, domain: Any = None, progress: bool = False
+    ) -> list[PublishedTable]:
+        """``m`` releases of ``table`` on its public domain (``domain=``, or the table's own public
+        variables): a table whose categories were read from the records is refused."""
+        table = public_table(table, domain, type(self).__name__)
+        return Mechanism.sample(self, table, m, rng, progress=progress)
 
     def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[PublishedTable]:
         """``m`` independent consistent releases of every level (each costs the whole budget)."""
@@ -299,13 +330,6 @@ class TopDownNoise(Mechanism):
             d = diff[level == k]
             rows.append({"level": name, "cells": int(d.size), "mae": float(np.abs(d).mean()), "rmse": float(np.sqrt((d**2).mean()))})
         return pd.DataFrame(rows)
-
-
-def _cdp_rho(epsilon: float, delta: float) -> float:
-    """The largest rho whose Canonne-Kamath-Steinke (epsilon, delta) conversion meets the pair."""
-    from .._privacy import cdp_rho  # noqa: PLC0415 - one home for the conversion
-
-    return float(cdp_rho(epsilon, delta))
 
 
 def _shares(split: Sequence[float] | None, n_levels: int) -> list[float]:
