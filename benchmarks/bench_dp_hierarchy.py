@@ -121,7 +121,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         records, codes = make_records(int(args.records), Path(tmp))
         c0 = time.process_time()
-        table = cellsafe.CountTable.from_microdata(records, [cellsafe.Variable("tract", codes)])
+        domain = cellsafe.Domain({"tract": codes})  # the public tract codes, empty tracts included
+        table = domain.adopt(cellsafe.CountTable.from_microdata(records, list(domain.variables)))
         print(f"aggregation of the records: {time.process_time() - c0:.2f} CPU s")
         hierarchy = cellsafe.Hierarchy.from_positions(codes, {"state": 2, "county": 4})
         for noise in ["geometric", "discrete-gaussian"]:
