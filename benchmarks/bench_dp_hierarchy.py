@@ -23,11 +23,9 @@ Run: ``python benchmarks/bench_dp_hierarchy.py [--records 5e6] [--reps 10]``.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path

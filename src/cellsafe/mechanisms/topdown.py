@@ -155,7 +155,7 @@ class TopDownNoise(DPMechanism, Mechanism):
         """The zCDP budget of the discrete Gaussian (Canonne-Kamath-Steinke conversion of (epsilon, delta))."""
         if self.noise != "discrete-gaussian":
             raise InvalidArgumentError("geometric noise is pure epsilon-DP; it has no rho.")
-        return float(cdp_rho(self.epsilon, self.stated_delta))
+        return float(cdp_rho(self.epsilon, float(self.stated_delta or 0.0)))
 
     def _noise(self) -> list[DiscreteGaussian | DiscreteLaplace | None]:
         """The noise distribution of each level (None where the level is not measured)."""
@@ -185,10 +185,10 @@ class TopDownNoise(DPMechanism, Mechanism):
         sensitivity 1 or 2 per level; the levels compose sequentially.
         """
         change = 1.0 if relation == ADD_REMOVE else 2.0
-        measured = [d for d in self._noise() if d is not None]
+        measured: list[Any] = [d for d in self._noise() if d is not None]
         if self.noise == "geometric":
-            return PrivacyLoss.pure(change * sum(d.rate for d in measured), relation)  # type: ignore[union-attr]
-        return PrivacyLoss.zcdp(change * sum(d.rho for d in measured), relation, delta)  # type: ignore[union-attr]
+            return PrivacyLoss.pure(change * float(sum(d.rate for d in measured)), relation)
+        return PrivacyLoss.zcdp(change * float(sum(d.rho for d in measured)), relation, delta)
 
     # ------------------------------------------------------------------ the tree
     def _tree(self, table: CountTable) -> tuple[list[np.ndarray], list[int], np.ndarray, int]:
@@ -269,13 +269,12 @@ class TopDownNoise(DPMechanism, Mechanism):
 
     _integer_counts = True
 
-    def sample(
-        self, table: CountTable, m: int = 1, rng: RNGLike = None, *, domain: Any = None, progress: bool = False
-    ) -> list[PublishedTable]:
+    def sample(self, table: CountTable, m: int = 1, rng: Any = None, *, domain: Any = None, **kwargs: Any) -> list[Any]:
         """``m`` releases of ``table`` on its public domain (``domain=``, or the table's own public
-        variables): a table whose categories were read from the records is refused."""
+        variables): a table whose categories were read from the records is refused.  ``progress=``
+        as every mechanism."""
         table = public_table(table, domain, type(self).__name__)
-        return Mechanism.sample(self, table, m, rng, progress=progress)
+        return Mechanism.sample(self, table, m, rng, progress=bool(kwargs.pop("progress", False)), **kwargs)
 
     def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[PublishedTable]:
         """``m`` independent consistent releases of every level (each costs the whole budget)."""
