@@ -117,3 +117,16 @@ def test_a_parent_not_listed_is_refused_where_the_top_level_is_listed():
     # without a listed top level, parents never listed are the top level (as before)
     h = Hierarchy.from_parent_child([("n1", "North"), ("n2", "North"), ("s1", "South")])
     assert h.levels == {"level1": ("North", "South")}
+
+
+def test_from_positions_groups_shuffled_codes_in_order_of_first_appearance():
+    import random
+
+    codes = [f"{s}{c}{t:02d}" for s in "AB" for c in "xyz" for t in range(4)]
+    random.Random(3).shuffle(codes)
+    h = Hierarchy.from_positions(codes, {"state": 1, "county": 2})
+    for name, width in [("state", 1), ("county", 2)]:
+        expected = list(dict.fromkeys(c[:width] for c in codes))
+        assert list(h.levels[name]) == expected
+        for p in expected:
+            assert h.groups[p] == tuple(i for i, c in enumerate(codes) if c[:width] == p)

@@ -303,12 +303,20 @@ class Hierarchy:
             if short:
                 raise DataError(f"code {short[0]!r} is shorter than the {width} characters of level {name!r}.")
             prefix = np.array([c[:width] for c in leaves], dtype=object)
-            names = list(dict.fromkeys(prefix))
-            out_levels[name] = tuple(names)
-            for p in names:
+            # the leaves of each prefix, in one sort (prefixes in the order they first appear)
+            uniq, first, inverse = np.unique(prefix, return_index=True, return_inverse=True)
+            inverse = inverse.ravel()
+            members = np.argsort(inverse, kind="stable")
+            sizes = np.bincount(inverse, minlength=len(uniq))
+            ends = np.cumsum(sizes)
+            names = []
+            for g in np.argsort(first, kind="stable"):
+                p = str(uniq[g])
                 if p in groups:
                     raise DataError(f"code {p!r} of level {name!r} is also a code of another level; use distinct code lengths.")
-                groups[p] = tuple(np.flatnonzero(prefix == p).tolist())
+                groups[p] = tuple(members[ends[g] - sizes[g]:ends[g]].tolist())
+                names.append(p)
+            out_levels[name] = tuple(names)
         return cls(tuple(leaves), out_levels, groups)
 
     @classmethod
