@@ -122,3 +122,12 @@ def test_a_record_outside_the_hierarchy(tmp_path, files, capsys):
     custodian = json.loads((tmp_path / "out.custodian.json").read_text())
     assert "records_left_out" in json.dumps(custodian)
     assert "left_out" not in (tmp_path / "out" / "dp_publication.json").read_text()
+
+
+def test_the_hierarchy_variable_alone_needs_no_domain(tmp_path, files):
+    geo, people, _, areas = files
+    rc = main(["dp-publish", str(people), "--variables", "area", "--hierarchy", f"area={geo}", "--epsilon", "1",
+               "--noise", "geometric", "--quiet", "--output", str(tmp_path / "out")])
+    assert rc == 0
+    out = pd.read_csv(tmp_path / "out" / "counts.csv", keep_default_na=False)
+    assert set(areas) <= set(out["area"])  # every leaf, the empty one too

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             "confidential records would disclose which ones occur. Write them as JSON "
             '({"sex": ["F", "M"]}) or as a CSV with the header variable,category.'
         )
-    domain = Domain.read(args.domain) if args.domain else Domain({})
+    domain = Domain.read(args.domain) if args.domain else None
     split = [float(x) for x in parse_list(args.split)] if args.split else None
     seed = seed_from_args(args)
     if seed is not None:

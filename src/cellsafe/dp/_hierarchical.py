@@ -79,7 +79,7 @@ class HierarchicalPlan(Result):
 
 def plan_hierarchical_counts(
     source: Any,
-    domain: Domain,
+    domain: Domain | None,
     hierarchy: Hierarchy,
     *,
     variable: str,
@@ -98,9 +98,10 @@ def plan_hierarchical_counts(
     ----------
     source : DataFrame, CountTable or path to a CSV or Parquet file
         Records, or a frequency table with ``count``.
-    domain : Domain
+    domain : Domain or None
         The public categories of the other variables (and of ``variable``, which must then equal
-        the hierarchy's leaves; by default the leaves are its categories).
+        the hierarchy's leaves; by default the leaves are its categories). None when the
+        hierarchy's variable is the only one.
     hierarchy : Hierarchy
         Nested levels of ``variable`` (public).
     variable : str
@@ -131,11 +132,11 @@ def plan_hierarchical_counts(
     >>> bool((release.publication.X.T @ release.inner_released == release.released).all())   # additive
     True
     """
-    if not isinstance(domain, Domain):
+    if domain is not None and not isinstance(domain, Domain):
         raise InvalidArgumentError(f"domain must be a cellsafe.Domain (the public categories). Got {type(domain).__name__}.")
     if not isinstance(hierarchy, Hierarchy):
         raise InvalidArgumentError(f"hierarchy must be a cellsafe.Hierarchy. Got {type(hierarchy).__name__}.")
-    cats = domain.to_dict()
+    cats = {} if domain is None else domain.to_dict()
     if variable not in cats:
         cats = {variable: list(hierarchy.leaves), **cats}
     full = Domain(cats)
