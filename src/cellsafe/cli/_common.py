@@ -281,6 +281,29 @@ def seed_from_args(args: argparse.Namespace) -> Any:
     return seed
 
 
+def dp_seed_and_ledger(args: argparse.Namespace) -> tuple[Any, Any, str]:
+    """A DP command's seed (with a warning: a known seed lets anyone remove the noise), its budget
+    ledger (``--budget-log``, or None) and the neighbour relation (``--relation``, else the ledger's,
+    else replace-one; one ledger holds one relation)."""
+    from ..dp import PrivacyAccountant
+
+    seed = seed_from_args(args)
+    if seed is not None:
+        print(
+            "warning: --seed makes this release reproducible: anyone who knows or guesses the seed can recompute "
+            "its noise and remove it. Omit --seed to draw from the operating system's cryptographic generator.",
+            file=sys.stderr,
+        )
+    accountant = PrivacyAccountant.load(args.budget_log) if args.budget_log else None
+    relation = args.relation or (accountant.relation if accountant is not None else "replace-one")
+    if accountant is not None and relation != accountant.relation:
+        raise InvalidArgumentError(
+            f"--relation {relation} differs from the ledger's neighbour relation ({accountant.relation}): one ledger "
+            "holds one relation."
+        )
+    return seed, accountant, relation
+
+
 def load_table(
     path: str, variables: str, count: str | None = None, structural_zeros: str | None = None, *, glob: bool = False,
     what: str = "INPUT",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -13,11 +12,11 @@ from ._common import (
     add_input_options,
     add_output_options,
     add_seed_option,
+    dp_seed_and_ledger,
     note,
     outputs_from_args,
     parse_list,
     resolve_count,
-    seed_from_args,
 )
 
 _EXAMPLES = """\
@@ -84,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dp import PrivacyAccountant, plan_hierarchical_counts
+    from ..dp import plan_hierarchical_counts
     from ..exceptions import InvalidArgumentError
     from ..table import Domain
     from ._publish import read_hierarchy
@@ -104,16 +103,7 @@ def run(args: argparse.Namespace) -> int:
         )
     domain = Domain.read(args.domain) if args.domain else None
     split = [float(x) for x in parse_list(args.split)] if args.split else None
-    seed = seed_from_args(args)
-    if seed is not None:
-        print("warning: --seed makes this release reproducible: anyone who knows or guesses the seed can recompute "
-              "its noise and remove it. Omit --seed to draw from the operating system's cryptographic generator.",
-              file=sys.stderr)
-    accountant = PrivacyAccountant.load(args.budget_log) if args.budget_log else None
-    relation = args.relation or (accountant.relation if accountant is not None else "replace-one")
-    if accountant is not None and relation != accountant.relation:
-        raise InvalidArgumentError(f"--relation {relation} differs from the ledger's neighbour relation "
-                                   f"({accountant.relation}): one ledger holds one relation.")
+    seed, accountant, relation = dp_seed_and_ledger(args)
     delta = args.delta
     if delta is None and accountant is not None and accountant.delta and args.noise == "discrete-gaussian":
         delta = accountant.delta

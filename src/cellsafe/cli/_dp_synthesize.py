@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -17,12 +16,12 @@ from ._common import (
     add_input_options,
     add_output_options,
     add_seed_option,
+    dp_seed_and_ledger,
     note,
     outputs_from_args,
     parse_list,
     progress_from_args,
     resolve_count,
-    seed_from_args,
 )
 
 _EXAMPLES = """\
@@ -233,26 +232,11 @@ def _check(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._random import as_seed_sequence
-    from ..dp import PrivacyAccountant
-    from ..exceptions import InvalidArgumentError
     from ..table import Domain
 
     _check(args)
     domain = Domain.read(args.domain)
-    seed = seed_from_args(args)
-    if seed is not None:
-        print(
-            "warning: --seed makes this release reproducible: anyone who knows or guesses the seed can recompute "
-            "its noise and remove it. Omit --seed to draw from the operating system's cryptographic generator.",
-            file=sys.stderr,
-        )
-    accountant = PrivacyAccountant.load(args.budget_log) if args.budget_log else None
-    relation = args.relation or (accountant.relation if accountant is not None else "replace-one")
-    if accountant is not None and relation != accountant.relation:
-        raise InvalidArgumentError(
-            f"--relation {relation} differs from the ledger's neighbour relation ({accountant.relation}): one ledger "
-            "holds one relation."
-        )
+    seed, accountant, relation = dp_seed_and_ledger(args)
     delta = args.delta if args.delta is not None else (accountant.delta if accountant is not None and accountant.delta else None)
     files = [args.input, args.domain, args.population_file, args.part_sizes, args.prior_file]
     outputs = outputs_from_args(args, files, seed=seed, public=True)
