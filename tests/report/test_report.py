@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -122,6 +123,28 @@ def test_report_api_and_notebook_view():
     assert d["sections"]["frontier"] is None and d["sections"]["budget"] is None
     assert "<h2 id='h-summary'>" in r._repr_html_()
     assert repr(r) == "Report('toy', mechanisms=1, releases=0, targets=2)"
+
+
+def test_to_html_writes_the_file_whole_or_not_at_all(tmp_path, monkeypatch):
+    t = CountTable([Variable("a", tuple(range(4)))], [0, 1, 2, 3], [1, 2, 3, 40])
+    r = Report(t, ["nbi:sigma=1"], name="toy", frontier=False, hellinger=False)
+    path = tmp_path / "r.html"
+    text = r.to_html(path)
+    assert path.read_text(encoding="utf-8") == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]  # no hidden work file left
+
+    real_write = Path.write_text
+
+    def half_then_full_disk(self: Path, data: str, *args: object, **kwargs: object) -> int:
+        real_write(self, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", half_then_full_disk)
+    with pytest.raises(OSError):
+        r.to_html(path)
+    monkeypatch.undo()
+    assert path.read_text(encoding="utf-8") == text  # the earlier file stands
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
 
 
 @pytest.mark.parametrize(

@@ -489,12 +489,15 @@ class Report:
         return self._figures
 
     def to_html(self, path: "str | Path | None" = None) -> str:
-        """The report as one self-contained HTML document; written to ``path`` when given."""
+        """The report as one self-contained HTML document; written to ``path`` when given (whole, or not at all)."""
         from ._html import render
 
         text = render(self)
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            from ..io import atomic_path
+
+            with atomic_path(path, "report") as tmp:
+                tmp.write_text(text, encoding="utf-8")
         return text
 
     def _repr_html_(self) -> str:
