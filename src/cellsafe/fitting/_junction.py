@@ -3,7 +3,7 @@
 A model whose log-density is a sum of terms on cliques of attributes (the marginals that were
 measured) is computed on a junction tree: the graph joining every two attributes that share a
 clique is triangulated by eliminating one attribute at a time, the cheapest first (the one whose
-elimination clique has the fewest cells, fewest fill-in edges on ties), and the maximal cliques
+elimination clique has the fewest cells; the lowest-numbered on ties), and the maximal cliques
 of the chordal graph are joined by a maximum spanning tree on the sizes of their intersections
 (Jensen and Jensen 1994).  Attributes in different connected components are joined through empty
 separators, so a model is always one tree.
@@ -24,7 +24,7 @@ __all__ = ["JunctionTree", "junction_tree", "model_size", "maximal_cliques"]
 def _mask(attrs: Iterable[int]) -> int:
     m = 0
     for a in attrs:
-        m |= 1 << a
+        m |= 1 << int(a)
     return m
 
 
@@ -87,27 +87,35 @@ class JunctionTree:
 
 
 def _eliminate(sizes: Sequence[int], adjacency: list[int]) -> list[int]:
-    """The cliques (as masks) created by eliminating attributes greedily, cheapest first."""
+    """The cliques (as masks) created by eliminating attributes greedily, the smallest elimination clique first."""
     adj = list(adjacency)
-    remaining = _mask(range(len(sizes)))
+    d = len(sizes)
+    remaining = (1 << d) - 1
     log_size = [math.log(max(s, 1)) for s in sizes]
     made: list[int] = []
-    while remaining:
-        best = None
-        for v in _attrs(remaining):
+    for _ in range(d):
+        best_cost, best_v = math.inf, -1
+        m = remaining
+        while m:
+            low = m & -m
+            v = low.bit_length() - 1
+            m ^= low
             nb = adj[v] & remaining
-            clique = nb | (1 << v)
-            cost = sum(log_size[a] for a in _attrs(clique))
-            # fill-in: pairs of neighbours not yet adjacent
-            nbs = _attrs(nb)
-            fill = sum(1 for i, a in enumerate(nbs) for b in nbs[i + 1 :] if not adj[a] >> b & 1)
-            key = (round(cost, 9), fill, v)
-            if best is None or key < best[0]:
-                best = (key, v, nb)
-        assert best is not None
-        _, v, nb = best
-        for a in _attrs(nb):
-            adj[a] |= nb & ~(1 << a)
+            cost = log_size[v]
+            while nb:
+                b = nb & -nb
+                cost += log_size[b.bit_length() - 1]
+                nb ^= b
+            if cost < best_cost - 1e-9:
+                best_cost, best_v = cost, v
+        v = best_v
+        nb = adj[v] & remaining
+        rest = nb
+        while rest:
+            b = rest & -rest
+            a = b.bit_length() - 1
+            adj[a] |= nb & ~b
+            rest ^= b
         made.append(nb | (1 << v))
         remaining &= ~(1 << v)
     return made
@@ -129,7 +137,7 @@ def maximal_cliques(d: int, cliques: Iterable[Sequence[int]], sizes: Sequence[in
     for c in cliques:
         m = _mask(c)
         for a in c:
-            adj[a] |= m & ~(1 << a)
+            adj[int(a)] |= m & ~(1 << int(a))
     return list(_triangulated(tuple(int(s) for s in sizes), tuple(adj)))
 
 
