@@ -29,7 +29,7 @@ def add_marginal_options(p: argparse.ArgumentParser) -> None:
                    help="records per implicate (default: the total estimated from the noisy marginals)")
     g.add_argument("--rounds", type=int, default=None, metavar="T", help="aim: planned rounds (default 16 per variable)")
     g.add_argument("--max-cells", type=float, default=None, metavar="N",
-                   help="aim: largest model, in cells of its clique tables (default 1e6)")
+                   help="aim: largest model, in cells of its clique tables (default 1e5)")
     g.add_argument("--degree", type=int, default=None, metavar="K",
                    help="aim: the workload, every marginal of K variables (default 3)")
 

@@ -188,19 +188,21 @@ def _grouping_sets(con: Any, columns: Sequence[ColumnCoding], cliques: Sequence[
         f"GROUP BY GROUPING SETS ({sets})"
     ).fetchnumpy()
     g = np.asarray(res["g"], dtype=np.int64)
-    n = np.asarray(res["n"], dtype=np.int64)
+    n = np.asarray(res["n"], dtype=np.float64)
     codes = {a: np.asarray(res[f"c{a}"], dtype=np.int64) for a in used}
+    # one sort by grouping id, then each marginal from its slice (never a scan per marginal)
+    order = np.argsort(g, kind="stable")
+    keys, starts = np.unique(g[order], return_index=True)
+    ends = np.r_[starts[1:], order.size]
     by_clique = {}
-    for key in np.unique(g):
-        c = gid[int(key)]
-        rows = g == key
-        if c:
-            flat = np.ravel_multi_index(tuple(codes[a][rows] for a in c), [sizes[a] for a in c])
-            arr = np.bincount(flat, weights=n[rows].astype(np.float64), minlength=math.prod(sizes[a] for a in c))
-            arr = np.rint(arr).astype(np.int64)  # exact: the counts of one marginal stay far below 2**53
-        else:
-            arr = np.array([n[rows].sum()], dtype=np.int64)
-        by_clique[c] = arr.reshape([sizes[a] for a in c])
+    for key, lo, hi in zip(keys.tolist(), starts.tolist(), ends.tolist()):
+        c = gid[key]
+        rows = order[lo:hi]
+        dims = [sizes[a] for a in c]
+        flat = np.ravel_multi_index(tuple(codes[a][rows] for a in c), dims)
+        # exact: the counts of one marginal stay far below 2**53
+        arr = np.rint(np.bincount(flat, weights=n[rows], minlength=math.prod(dims))).astype(np.int64)
+        by_clique[c] = arr.reshape(dims)
     for k, c in enumerate(wanted):
         if c in by_clique:
             out[k] = by_clique[c].copy()

@@ -20,7 +20,8 @@ spend 10% of their share choosing, among the workload's marginals whose addition
 within a size that grows with the budget spent, the one the current model fits worst (its L1
 error, weighted by its overlap with the workload, minus the error its measurement would have), and
 90% measuring it; the noise halves when a measurement changed the model by less than its expected
-error, and the last round spends what is left.
+error, and the last round spends what is left.  Rare categories are merged after the one-way
+marginals as in MST (AIM's authors recommend it for large domains).
 """
 
 from __future__ import annotations
@@ -233,8 +234,8 @@ def workload_candidates(d: int, degree: int) -> dict[tuple[int, ...], float]:
 
 
 def run_aim(source: MarginalSource, rho: float, sens2: float, sens_select: float, gens: dict[str, Any], *,
-            degree: int = 3, rounds: int | None = None, max_cells: float = 1e6, max_iter: int = 1000,
-            round_iter: int = 100, progress: Callable[[float], None] | None = None) -> Plan:
+            degree: int = 3, rounds: int | None = None, max_cells: float = 1e5, max_iter: int = 300,
+            round_iter: int = 40, compress: bool = False, progress: Callable[[float], None] | None = None) -> Plan:
     """AIM with total zCDP ``rho`` (see the module notes); ``max_cells`` bounds the model's size."""
     sizes = source.sizes
     d = len(sizes)
@@ -247,10 +248,22 @@ def run_aim(source: MarginalSource, rho: float, sens2: float, sens_select: float
     eps = math.sqrt(8.0 * 0.1 * rho / T)
     steps: list[PrivacyStep] = []
     measurements: list[Measurement] = []
+    noisy1 = []
     for i in range(d):
         y, s, r = _measure(answers[(i,)], sigma, sens2, gens["measure"])
-        measurements.append(Measurement((i,), y, s))
+        noisy1.append((y, s))
         steps.append(PrivacyStep("measure", (i,), r, sigma=s))
+    comp = Compression(sizes, [y >= 3.0 * s for y, s in noisy1] if compress else None, [y for y, _ in noisy1])
+    for i, (y, s) in enumerate(noisy1):
+        yc = comp.marginal(y, (i,))
+        k = np.ones(yc.shape)
+        if not comp.kept[i].all():
+            k[-1] = float((~comp.kept[i]).sum())
+        measurements.append(Measurement((i,), yc, s * np.sqrt(k)))
+    if compress:
+        sizes = comp.new_sizes
+        answers = {c: comp.marginal(x, c) for c, x in answers.items()}
+        n_cells = {c: math.prod(sizes[a] for a in c) for c in cand_list}
     fit = estimate_model(sizes, measurements, max_iter=round_iter)
     model = fit.model
     n_iter = fit.n_iter
@@ -267,8 +280,10 @@ def run_aim(source: MarginalSource, rho: float, sens2: float, sens_select: float
         held = model.tree
         ok = []
         for c in cand_list:
-            if held.clique_of(c) >= 0 or model_size(sizes, cliques + [c]) <= limit:
-                ok.append(c)
+            if held.clique_of(c) >= 0:
+                ok.append(c)  # already inside the model: free
+            elif n_cells[c] <= limit and model_size(sizes, cliques + [c]) <= limit:
+                ok.append(c)  # (a clique of the new model holds c, so c alone over the limit never fits)
         bias = math.sqrt(2.0 / math.pi) * sigma
         qual = [candidates[c] * (float(np.abs(answers[c] - model.marginal(c)).sum()) - bias * n_cells[c]) for c in ok]
         max_w = max(candidates[c] for c in ok)
@@ -289,4 +304,4 @@ def run_aim(source: MarginalSource, rho: float, sens2: float, sens_select: float
             sigma /= 2.0
             eps *= 2.0
     fit = estimate_model(sizes, measurements, start=model, max_iter=max_iter)
-    return Plan(steps, measurements, fit.model, Compression(sizes), n_iter + fit.n_iter)
+    return Plan(steps, measurements, fit.model, comp, n_iter + fit.n_iter)
