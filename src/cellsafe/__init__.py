@@ -5,7 +5,7 @@ release differentially private counts, and measure risk and utility before and a
 
 The public names:
 
-- tables: :class:`CountTable`, :class:`Variable`, :class:`Hierarchy`, :class:`Domain` (the public categories of a release)
+- tables: :class:`CountTable`, :class:`Variable`, :class:`Hierarchy`, :class:`Domain` (the public categories of a release), :class:`Bins` (public bins of a numeric variable)
 - count distributions: :class:`Poisson`, :class:`NBI`, :class:`PIG`, :class:`GAF`
 - mechanisms: :class:`SaturatedSynthesizer`, :class:`LogLinearSynthesizer`,
   :class:`MultinomialDirichletSynthesizer`, :class:`PoissonGammaSynthesizer`,
@@ -53,6 +53,7 @@ _NAMES = {
     "SequentialSynthesizer": "synthesis",
     "CountTable": "table",
     "Domain": "table",
+    "Bins": "table",
     "Hierarchy": "table",
     "Variable": "table",
 }
@@ -65,6 +66,7 @@ __all__ = [
     "CountTable",
     "Variable",
     "Domain",
+    "Bins",
     "Hierarchy",
     # distributions
     "Poisson",

@@ -17,9 +17,11 @@ from ._flat import (
 from ._table import DEFAULT_MAX_DENSE_CELLS, CountTable, count_column_name, encode_cells
 from ._variable import Variable
 from ._public import OUTSIDE_CHOICES, Domain, public_table
+from ._bins import Bins
 from .hierarchy import Hierarchy
 
 __all__ = [
+    "Bins",
     "count_column_name",
     "CountTable",
     "Variable",

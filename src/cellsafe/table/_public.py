@@ -23,6 +23,7 @@ import numpy as np
 from .._frames import pd
 from ..exceptions import DataError, InvalidArgumentError
 from .._catalog import OUTSIDE_CHOICES  # what to do with records outside the domain (also read by the CLI)
+from ._bins import Bins
 from ._flat import ravel, unravel
 from ._table import CountTable, _trusted_table
 from ._variable import Variable
@@ -35,8 +36,10 @@ class Domain:
 
     Parameters
     ----------
-    variables : sequence of Variable, or mapping of name to categories
-        The variables and their categories, in the order given.
+    variables : sequence of Variable, or mapping of name to categories or Bins
+        The variables and their categories, in the order given.  A numeric variable given as
+        :class:`Bins` (public cut points) has the intervals' labels as its categories, and its
+        records' numbers are read through the bins (:attr:`bins`).
 
     Examples
     --------
@@ -48,7 +51,8 @@ class Domain:
     (6, 2, 1)
     """
 
-    def __init__(self, variables: "Sequence[Variable] | Mapping[str, Iterable[Hashable]]") -> None:
+    def __init__(self, variables: "Sequence[Variable] | Mapping[str, Iterable[Hashable] | Bins]") -> None:
+        variables, self.bins = _split_bins(variables)
         if isinstance(variables, Mapping):
             vs = [Variable(str(name), tuple(cats), public=True) for name, cats in variables.items()]
         else:
@@ -70,6 +74,9 @@ class Domain:
     @classmethod
     def read(cls, path: "str | Path") -> "Domain":
         """Read a domain file: JSON mapping each variable to its list of categories, or a CSV of variable,category.
+
+        In JSON a numeric variable may map to ``{"bins": [edges]}`` (optionally ``"labels"``): its
+        public bins (:class:`Bins`).
 
         Categories are read as text (as CSV records are); JSON numbers are written as text too,
         so ``1`` and ``"1"`` name the same category.
@@ -105,15 +112,18 @@ class Domain:
 
     def select(self, names: Sequence[str]) -> "Domain":
         """The domain of these variables, in this order (a name outside the domain is an error)."""
-        return Domain([self[n] for n in names])
+        out = Domain([self[n] for n in names])
+        out.bins = {n: self.bins[n] for n in names if n in self.bins}
+        return out
 
     @property
     def n_cells(self) -> int:
         return int(np.prod([v.size for v in self.variables], dtype=object))
 
     def to_dict(self) -> dict[str, list[Any]]:
-        """Variable name -> list of categories (JSON-ready when the categories are)."""
-        return {v.name: [_plain(c) for c in v.categories] for v in self.variables}
+        """Variable name -> list of categories (JSON-ready when the categories are); a binned one -> its edges."""
+        return {v.name: self.bins[v.name].to_json() if v.name in self.bins else [_plain(c) for c in v.categories]
+                for v in self.variables}
 
     @property
     def sha256(self) -> str:
@@ -246,8 +256,14 @@ class Domain:
             raise InvalidArgumentError(f"'outside' must be one of {OUTSIDE_CHOICES}. Got {outside!r} instead.")
         frame, _ = _frame(frame, self.names, count)
         keep = np.ones(len(frame), dtype=bool)
+        binned = {}
         for v in self.variables:
-            inside = _inside(frame[v.name], v.categories)
+            if v.name in self.bins:  # numbers through the public bins: the interval's label
+                codes = self.bins[v.name].codes(frame[v.name].to_numpy())
+                binned[v.name] = np.asarray(v.categories, dtype=object)[np.maximum(codes, 0)]
+                inside = codes >= 0
+            else:
+                inside = _inside(frame[v.name], v.categories)
             if outside == "error" and not inside.all():
                 i = int(np.flatnonzero(~inside)[0])
                 raise DataError(
@@ -256,6 +272,8 @@ class Domain:
                     "(--outside drop) to leave such records out."
                 )
             keep &= inside
+        if binned:
+            frame = frame.assign(**binned)
         if keep.all():
             return frame, 0
         weights = np.ones(len(frame), dtype=np.int64) if count is None else _counts(frame[count])
@@ -292,6 +310,9 @@ def _json_mapping(text: str, p: Path) -> dict[str, list[str]]:
         raise DataError(f"the domain file {str(p)!r} must hold a JSON object mapping each variable to its categories.")
     out = {}
     for name, cats in data.items():
+        if isinstance(cats, dict):
+            out[str(name)] = _json_bins(cats, name, p)
+            continue
         if not isinstance(cats, list) or not cats:
             raise DataError(f"variable {name!r} of the domain file {str(p)!r} must map to a non-empty list of categories.")
         bad = [c for c in cats if isinstance(c, bool) or not isinstance(c, (str, int, float))]
@@ -302,6 +323,27 @@ def _json_mapping(text: str, p: Path) -> dict[str, list[str]]:
             raise DataError(f"variable {name!r} of the domain file {str(p)!r} lists a category twice.")
         out[str(name)] = spelled
     return out
+
+
+def _json_bins(spec: dict, name: Any, p: Path) -> Bins:
+    """``{"bins": [edges], "labels": [...]}`` of a numeric variable in a domain file."""
+    if set(spec) - {"bins", "labels"} or "bins" not in spec:
+        raise DataError(
+            f"variable {name!r} of the domain file {str(p)!r} must map to a list of categories or to "
+            '{"bins": [edges]} (optionally with "labels"). Got keys ' + f"{sorted(spec)}."
+        )
+    try:
+        return Bins(spec["bins"], tuple(spec.get("labels", ())))
+    except InvalidArgumentError as exc:
+        raise DataError(f"variable {name!r} of the domain file {str(p)!r}: {exc}") from None
+
+
+def _split_bins(variables: Any) -> tuple[Any, dict[str, Bins]]:
+    """A mapping with Bins values as name -> interval labels, and the bins by name."""
+    if not isinstance(variables, Mapping):
+        return variables, {}
+    bins = {str(k): v for k, v in variables.items() if isinstance(v, Bins)}
+    return {k: (v.labels if isinstance(v, Bins) else v) for k, v in variables.items()}, bins
 
 
 def _csv_mapping(text: str, p: Path) -> dict[str, list[str]]:
