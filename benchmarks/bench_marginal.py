@@ -139,6 +139,10 @@ def main() -> None:
     p.add_argument("--aim-timeout", type=float, default=1800.0, help="seconds before a private-pgm AIM run is stopped")
     p.add_argument("--peer-aim-max-model-size", type=float, default=80.0,
                    help="private-pgm AIM's max_model_size in MB (its default 80; 1 is its authors' setting for trials)")
+    p.add_argument("--peer-aim-rounds", type=int, default=None,
+                   help="private-pgm AIM's planned rounds T (its default 16 d; fewer rounds, fewer fits)")
+    p.add_argument("--peer-aim-max-iters", type=int, default=1000,
+                   help="private-pgm AIM's mirror-descent iterations per fit (its default 1000)")
     p.add_argument("--json", help="write every row here")
     # child mode
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -181,7 +185,9 @@ def main() -> None:
                                    args.peer_mechanisms, "--data", str(data), "--domain", str(domain_file),
                                    "--columns", ",".join(cols), "--bins", str(BINS), "--mechanism", mech,
                                    "--epsilon", str(eps), "--delta", str(args.delta), "--seed", str(seed),
-                                   "--output", str(out), "--max-model-size", str(args.peer_aim_max_model_size)]
+                                   "--output", str(out), "--max-model-size", str(args.peer_aim_max_model_size),
+                                   "--max-iters", str(args.peer_aim_max_iters)] + (
+                                ["--rounds", str(args.peer_aim_rounds)] if args.peer_aim_rounds else [])
                             timeout = args.aim_timeout if mech == "aim" else None
                         load = os.getloadavg()[0]
                         res, whole, why = _run(cmd, timeout)

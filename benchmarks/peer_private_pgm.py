@@ -43,6 +43,8 @@ def main() -> None:
     p.add_argument("--delta", type=float, default=1e-9)
     p.add_argument("--degree", type=int, default=3, help="AIM's workload: all marginals of this many columns")
     p.add_argument("--max-model-size", type=float, default=80.0, help="AIM's model size limit in MB (its default 80)")
+    p.add_argument("--rounds", type=int, default=None, help="AIM's planned rounds T (its default 16 d)")
+    p.add_argument("--max-iters", type=int, default=1000, help="AIM's mirror-descent iterations per fit (its default 1000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", required=True)
     args = p.parse_args()
@@ -71,7 +73,9 @@ def main() -> None:
         from aim import AIM
 
         workload = [(cl, 1.0) for cl in itertools.combinations(cols, min(args.degree, len(cols)))]
-        _, synth = AIM(args.epsilon, args.delta, max_model_size=args.max_model_size).run(data, workload)
+        aim = AIM(args.epsilon, args.delta, rounds=args.rounds, max_model_size=args.max_model_size,
+                  max_iters=args.max_iters)
+        _, synth = aim.run(data, workload)
     cpu, wall = time.process_time() - t0, time.perf_counter() - w0
     out = synth.to_dict()
     pd.DataFrame({c: np.asarray(out[c]) for c in cols}).to_csv(args.output, index=False)
