@@ -52,11 +52,11 @@ class Domain:
     """
 
     def __init__(self, variables: "Sequence[Variable] | Mapping[str, Iterable[Hashable] | Bins]") -> None:
-        variables, self.bins = _split_bins(variables)
-        if isinstance(variables, Mapping):
-            vs = [Variable(str(name), tuple(cats), public=True) for name, cats in variables.items()]
+        labelled, self.bins = _split_bins(variables)
+        if isinstance(labelled, Mapping):
+            vs = [Variable(str(name), tuple(cats), public=True) for name, cats in labelled.items()]
         else:
-            vs = list(variables)
+            vs = list(labelled)
             if not all(isinstance(v, Variable) for v in vs):
                 raise InvalidArgumentError(
                     "A Domain takes cellsafe.Variable objects or a mapping of variable name to categories. "
@@ -120,7 +120,7 @@ class Domain:
     def n_cells(self) -> int:
         return int(np.prod([v.size for v in self.variables], dtype=object))
 
-    def to_dict(self) -> dict[str, list[Any]]:
+    def to_dict(self) -> dict[str, Any]:
         """Variable name -> list of categories (JSON-ready when the categories are); a binned one -> its edges."""
         return {v.name: self.bins[v.name].to_json() if v.name in self.bins else [_plain(c) for c in v.categories]
                 for v in self.variables}
@@ -301,14 +301,14 @@ def _shown(cats: Sequence[Any]) -> list[Any]:
     return cats if len(cats) <= 10 else cats[:10] + ["..."]
 
 
-def _json_mapping(text: str, p: Path) -> dict[str, list[str]]:
+def _json_mapping(text: str, p: Path) -> "dict[str, list[str] | Bins]":
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise DataError(f"the domain file {str(p)!r} is not valid JSON: {exc}.") from None
     if not isinstance(data, dict) or not data:
         raise DataError(f"the domain file {str(p)!r} must hold a JSON object mapping each variable to its categories.")
-    out = {}
+    out: "dict[str, list[str] | Bins]" = {}
     for name, cats in data.items():
         if isinstance(cats, dict):
             out[str(name)] = _json_bins(cats, name, p)
