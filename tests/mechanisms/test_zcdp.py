@@ -1,4 +1,4 @@
-"""zCDP conversion (Canonne, Kamath and Steinke 2020) and the exact exponential mechanism."""
+"""zCDP conversion (Canonne, Kamath and Steinke 2020, in cellsafe._privacy) as MST and AIM use it, and the exact exponential mechanism."""
 
 from __future__ import annotations
 
@@ -8,14 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cellsafe.mechanisms._zcdp import (
-    SCORE_STEPS,
-    exponential_mechanism,
-    exponential_rate,
-    zcdp_delta,
-    zcdp_epsilon,
-    zcdp_rho,
-)
+from cellsafe.dp import cdp_delta as zcdp_delta
+from cellsafe.dp import cdp_epsilon as zcdp_epsilon
+from cellsafe.dp import cdp_rho as zcdp_rho
+from cellsafe.mechanisms._zcdp import SCORE_STEPS, exponential_mechanism, exponential_rate
 
 
 def test_conversion_published_values():

@@ -1,10 +1,8 @@
-"""Zero-concentrated differential privacy for the marginal synthesizers: conversion and selection.
+"""Zero-concentrated differential privacy for the marginal synthesizers: the private selection.
 
-- :func:`zcdp_delta`, :func:`zcdp_rho`, :func:`zcdp_epsilon`: rho-zCDP implies (epsilon, delta)-DP
-  with delta = inf over alpha > 1 of exp((alpha - 1)(alpha rho - epsilon)) (1 - 1/alpha)^alpha / (alpha - 1)
-  (Canonne, Kamath and Steinke 2020, "The Discrete Gaussian for Differential Privacy",
-  Proposition 12 and Corollary 13), the conversion MST and AIM use.  The infimum is at the root
-  of (2 alpha - 1) rho - epsilon + log(1 - 1/alpha), which increases in alpha.
+The conversion between rho-zCDP and (epsilon, delta)-DP (Canonne, Kamath and Steinke 2020, the one
+MST and AIM use) lives in :mod:`cellsafe._privacy` (``cdp_rho``, ``cdp_epsilon``, ``cdp_delta``).
+
 - :func:`exponential_mechanism`: one candidate drawn with probability proportional to
   exp(epsilon q / (2 Delta)), exactly: the qualities are put on an integer grid of 2**20 steps
   per unit of sensitivity (rounding down, so the grid's scores have sensitivity exactly 2**20
@@ -17,7 +15,6 @@
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any
 
@@ -27,89 +24,10 @@ from .._validation import check_real
 from ..distributions import bernoulli_exp_fraction, bernoulli_exp_integer, rational_at_most
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["zcdp_delta", "zcdp_rho", "zcdp_epsilon", "exponential_mechanism", "SCORE_STEPS"]
+__all__ = ["exponential_mechanism", "exponential_rate", "SCORE_STEPS"]
 
 #: Grid steps per unit of sensitivity of the exponential mechanism's scores.
 SCORE_STEPS = 2**20
-
-
-def _log_delta_at(alpha: float, rho: float, epsilon: float) -> float:
-    return (alpha - 1.0) * (alpha * rho - epsilon) + alpha * math.log1p(-1.0 / alpha) - math.log(alpha - 1.0)
-
-
-def zcdp_delta(rho: float, epsilon: float) -> float:
-    """The delta of (epsilon, delta)-DP implied by rho-zCDP (Canonne, Kamath and Steinke 2020).
-
-    Examples
-    --------
-    >>> round(zcdp_delta(0.5, 3.0), 6)
-    0.005143
-    """
-    rho = check_real(rho, "rho", "zcdp_delta", low=0.0, high_open=True)
-    epsilon = check_real(epsilon, "epsilon", "zcdp_delta", low=0.0, high_open=True)
-    if rho == 0.0:
-        return 0.0
-    lo, hi = 1.0 + 1e-12, max((epsilon + 1.0) / (2.0 * rho), 1.0) + 2.0
-
-    def slope(a: float) -> float:
-        return (2.0 * a - 1.0) * rho - epsilon + math.log1p(-1.0 / a)
-
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if slope(mid) < 0:
-            lo = mid
-        else:
-            hi = mid
-    alpha = 0.5 * (lo + hi)
-    return min(math.exp(min(_log_delta_at(alpha, rho, epsilon), 0.0)), 1.0)
-
-
-def zcdp_rho(epsilon: float, delta: float) -> float:
-    """The largest rho whose zCDP implies (epsilon, delta)-DP (bisection on :func:`zcdp_delta`).
-
-    Examples
-    --------
-    >>> round(zcdp_rho(1.0, 1e-9), 5)      # 0.01178 by Bun and Steinke's conversion
-    0.01497
-    """
-    epsilon = check_real(epsilon, "epsilon", "zcdp_rho", low=0.0, low_open=True, high_open=True)
-    delta = check_real(delta, "delta", "zcdp_rho", low=0.0, high=1.0, low_open=True, high_open=True)
-    lo, hi = 0.0, epsilon + 1.0
-    while zcdp_delta(hi, epsilon) <= delta:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if zcdp_delta(mid, epsilon) <= delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    return lo
-
-
-def zcdp_epsilon(rho: float, delta: float) -> float:
-    """The smallest epsilon such that rho-zCDP implies (epsilon, delta)-DP.
-
-    Examples
-    --------
-    >>> round(zcdp_epsilon(zcdp_rho(1.0, 1e-9), 1e-9), 9)
-    1.0
-    """
-    rho = check_real(rho, "rho", "zcdp_epsilon", low=0.0, high_open=True)
-    delta = check_real(delta, "delta", "zcdp_epsilon", low=0.0, high=1.0, low_open=True, high_open=True)
-    if rho == 0.0:
-        return 0.0
-    lo, hi = 0.0, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)) + 1.0  # Bun-Steinke's epsilon is an upper bound
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if zcdp_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    return hi
 
 
 def exponential_rate(epsilon: float) -> Fraction:

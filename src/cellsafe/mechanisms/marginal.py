@@ -37,6 +37,7 @@ import numpy as np
 
 from .._frames import pd
 from .._params import Param
+from .._privacy import cdp_rho
 from .._random import RNGLike, as_seed_sequence, stream
 from .._registry import register
 from .._results import Result
@@ -46,7 +47,6 @@ from ..table import INDEX_DTYPE, CountTable, Domain, Variable
 from ._base import Mechanism
 from ._marginal_source import MarginalSource, marginal_source
 from ._marginal_steps import Compression, PrivacyStep, run_aim, run_mst
-from ._zcdp import zcdp_rho
 
 __all__ = ["MarginalSynthesizer", "MSTSynthesizer", "AIMSynthesizer", "MarginalRelease", "RELATIONS"]
 
@@ -206,7 +206,7 @@ class MarginalSynthesizer(Mechanism[CountTable]):
     @property
     def rho(self) -> float:
         """The zCDP budget: the largest rho whose zCDP implies (epsilon, delta)-DP (Canonne-Kamath-Steinke)."""
-        return zcdp_rho(self.epsilon, self.delta)
+        return cdp_rho(self.epsilon, self.delta)
 
     def privacy_loss(self, relation: str = REPLACE_ONE, *, table: Any = None, delta: float | None = None) -> Any:
         """The release's loss under ``relation`` (the protocol of :class:`cellsafe.mechanisms.DPMechanism`).
