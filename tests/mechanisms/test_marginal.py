@@ -11,7 +11,7 @@ import cellsafe
 from cellsafe import CountTable, Domain
 from cellsafe.exceptions import DataError, InvalidArgumentError
 from cellsafe.mechanisms import AIMSynthesizer, MarginalSynthesizer, MSTSynthesizer, make_mechanism, mechanism_spec
-from cellsafe.mechanisms._zcdp import zcdp_rho
+from cellsafe.dp import BudgetExceededError, PrivacyAccountant, PrivacyLoss, cdp_rho
 
 DOMAIN = {"sex": ["F", "M"], "region": ["N", "S", "E", "W"], "age": ["0-17", "18-64", "65+"], "job": list("abcde")}
 
@@ -43,7 +43,7 @@ SYNTHS = [
 def test_the_steps_spend_the_stated_budget(synth):
     """Selections and measurements add up to rho (never above it), the CKS conversion of (epsilon, delta)."""
     rel = synth.release(_table(_records()), rng=1)
-    assert synth.rho == zcdp_rho(synth.epsilon, synth.delta)
+    assert synth.rho == cdp_rho(synth.epsilon, synth.delta)
     assert rel.rho == synth.rho
     spent = sum(s.rho for s in rel.steps)
     assert spent <= synth.rho
@@ -56,6 +56,29 @@ def test_the_steps_spend_the_stated_budget(synth):
             assert s.rho == pytest.approx(sens2 / (2 * s.sigma**2), rel=1e-12)
         else:
             assert s.rho == pytest.approx(s.epsilon**2 / 8, rel=1e-12)
+
+
+@pytest.mark.parametrize("synth", SYNTHS, ids=repr)
+def test_the_accountant_charged_step_by_step_reaches_the_budget_and_no_further(synth):
+    """Every selection and measurement charged one by one to a zCDP ledger of the stated (epsilon, delta):
+    all fit, they add up to the stated rho (the ledger's own conversion of the budget), the ledger then
+    states at most the stated epsilon, and nothing more fits; the release's loss charged whole is the same."""
+    rel = synth.release(_table(_records()), rng=1)
+    acc = PrivacyAccountant(synth.epsilon, synth.delta, relation=synth.relation, accounting="zcdp")
+    for s in rel.steps:
+        acc.spend(PrivacyLoss.zcdp(s.rho, synth.relation), label=f"{s.kind} {s.attrs}")
+    assert len(acc.releases) == len(rel.steps)
+    assert acc.rho == synth.rho
+    assert acc.spent_rho() <= acc.rho
+    assert acc.spent_rho() == pytest.approx(synth.rho, rel=1e-6)
+    eps, delta = acc.spent()
+    assert delta == synth.delta and eps <= synth.epsilon * (1 + 1e-9)
+    assert eps == pytest.approx(synth.epsilon, rel=1e-5)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyLoss.zcdp(synth.rho * 1e-4, synth.relation), label="one more marginal")
+    whole = PrivacyAccountant(synth.epsilon, synth.delta, relation=synth.relation, accounting="zcdp")
+    whole.spend(synth.privacy_loss(synth.relation, delta=synth.delta), label="the release", mechanism=synth.selection)
+    assert acc.spent_rho() <= whole.spent_rho() == pytest.approx(synth.rho, rel=1e-12)
 
 
 def test_mst_split_thirds():
