@@ -22,6 +22,7 @@ from cellsafe.exceptions import DataError, InvalidArgumentError
 from cellsafe.mechanisms import (
     DiscreteGaussianNoise,
     GeometricNoise,
+    MarginalSynthesizer,
     MultinomialDirichletSynthesizer,
     PoissonGammaSynthesizer,
 )
@@ -221,11 +222,17 @@ def test_the_fixed_total_synthesizers_have_no_guarantee_under_add_remove():
 def test_the_tuvalu_case_is_refused():
     records = pd.DataFrame({"country": ["Fiji", "Fiji", "Tonga", "Tuvalu"]})
     table = CountTable.from_frame(records, ["country"])  # categories from the records, Tuvalu among them
-    for mech in (GeometricNoise(1.0), DiscreteGaussianNoise(2.0), MultinomialDirichletSynthesizer.for_epsilon(1.0, 4)):
+    every_dp_mechanism = (
+        GeometricNoise(1.0), DiscreteGaussianNoise(2.0), MultinomialDirichletSynthesizer.for_epsilon(1.0, 4),
+        PoissonGammaSynthesizer(2.0, 1.0), MarginalSynthesizer(1.0), MarginalSynthesizer(1.0, selection="aim"),
+    )
+    for mech in every_dp_mechanism:
         with pytest.raises(DataError, match="were not given as public"):
             mech.sample(table, rng=1)
         with pytest.raises(DataError, match="'Tuvalu' of variable 'country' is not in the public domain"):
             mech.sample(table, rng=1, domain=Domain({"country": ["Fiji", "Samoa", "Tonga"]}))
+    with pytest.raises(DataError, match="were not given as public"):  # the marginal synthesizers' records path
+        MarginalSynthesizer(1.0).release(table)
     domain = Domain({"country": ["Fiji", "Samoa", "Tonga"]})
     kept, dropped = domain.table(records, outside="drop")
     [out] = GeometricNoise(1.0).sample(kept, rng=1)

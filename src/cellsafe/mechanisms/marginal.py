@@ -43,7 +43,7 @@ from .._registry import register
 from .._results import Result
 from ..exceptions import InvalidArgumentError
 from ..fitting.graphical import GraphicalModel
-from ..table import INDEX_DTYPE, CountTable, Domain, Variable
+from ..table import INDEX_DTYPE, CountTable, Domain, Variable, public_table
 from ._base import Mechanism
 from ._marginal_source import MarginalSource, marginal_source
 from ._marginal_steps import Compression, PrivacyStep, run_aim, run_mst
@@ -281,6 +281,8 @@ class MarginalSynthesizer(Mechanism[CountTable]):
         progress : bool
             A progress bar over AIM's rounds.
         """
+        if isinstance(data, CountTable) and domain is None:
+            public_table(data, None, type(self).__name__)  # categories read from the records are refused
         source = marginal_source(data, domain, names, count=count, outside=outside)
         m = int(m)
         if m < 1:
@@ -311,6 +313,17 @@ class MarginalSynthesizer(Mechanism[CountTable]):
         :meth:`MarginalPlan.implicates`, which measures, fits and draws.
         """
         return MarginalPlan(self, data, domain, names, count, outside, rows, delta)
+
+    def sample(self, table: CountTable, m: int = 1, rng: RNGLike = None, *, domain: Domain | None = None,
+               progress: bool = False) -> list[CountTable]:
+        """``m`` synthetic tables of ``table`` on its public domain (``domain=``, or the table's own public variables).
+
+        A table counted from records has its categories from the records and is refused, as by
+        every DP mechanism (:class:`cellsafe.mechanisms.DPMechanism`).
+        """
+        if isinstance(table, CountTable):
+            table = public_table(table, domain, type(self).__name__)
+        return super().sample(table, m, rng, progress=progress)
 
     def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[CountTable]:
         """``m`` synthetic tables (records counted on the table's cells) from one measurement of ``table``.
