@@ -14,7 +14,7 @@ from cellsafe.cli.main import main
 SEED = "918273645"  # distinctive: any occurrence in a public file is the seed
 
 
-def _release(tmp_path, *extra):
+def _release(tmp_path, *extra, name="release"):
     records = pd.DataFrame({"sex": ["F", "M", "F", "M", "F"], "age": ["y", "o", "o", "y", "y"]})
     records.to_csv(tmp_path / "people.csv", index=False)
     (tmp_path / "domain.json").write_text(json.dumps({"sex": ["F", "M"], "age": ["y", "o"]}))
@@ -22,7 +22,7 @@ def _release(tmp_path, *extra):
     log.parent.mkdir(exist_ok=True)
     if not log.exists():
         assert main(["budget", str(log), "--create", "--epsilon", "5"]) == 0
-    out = tmp_path / "release"
+    out = tmp_path / name
     rc = main(["dp-synthesize", str(tmp_path / "people.csv"), "--variables", "sex,age", "--domain",
                str(tmp_path / "domain.json"), "--mechanism", "multinomial-dirichlet", "--epsilon", "1", "-m", "2",
                "--seed", SEED, "--budget-log", str(log), "--quiet", "--output", str(out), *extra])
@@ -100,3 +100,23 @@ def test_a_release_charged_to_a_truncated_ledger_is_refused_before_anything_is_w
     assert rc == 2
     assert "was truncated" in capsys.readouterr().err
     assert len(log.read_text().splitlines()) == 1
+
+
+def test_a_ledger_rolled_back_with_its_anchor_fails_against_a_later_release(tmp_path, capsys):
+    # the operator who can write the log and its lock file (docs/dp.md section 5): cut the last release and
+    # restore the lock file from the earlier release's anchor; the log alone then looks whole, the later
+    # release's own anchor does not
+    rc, first, log = _release(tmp_path)
+    assert rc == 0
+    rc, later, _ = _release(tmp_path, name="later")
+    assert rc == 0
+    assert json.loads((later / "dp_synthesis.json").read_text())["ledger"]["release"] == 2
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:-1]) + "\n")
+    log.with_name(log.name + ".lock").unlink()
+    assert main(["budget", str(log), "--anchor", str(first)]) == 0
+    assert main(["budget", str(log), "--verify", str(first)]) == 0  # consistent: the log alone cannot tell
+    capsys.readouterr()
+    assert main(["budget", str(log), "--verify", str(later)]) == 2
+    out = capsys.readouterr()
+    assert "truncated or replaced" in out.out and "1 problem(s)" in out.err

@@ -76,6 +76,12 @@ def test_parts_without_public_sizes_stay_within_the_ledger_by_enumeration():
         acc.spend(plan.loss, partition="region", part=region, public_parts=plan.public_parts)
         plans[region] = plan
     assert [r.composition for r in acc.releases] == ["sequential", "sequential"]
+    for plan in plans.values():  # the law enumerated below is the one the code draws from
+        assert plan.total_policy == "noisy" and plan.description["total_epsilon"] == pytest.approx(eps_total)
+        if plan.released_total == 0:  # nothing to place: every implicate empty, as _part_release_logpmf says
+            assert plan.synthesizer is None and all(t.nnz == 0 for t in plan.implicates(m=2))
+        else:
+            assert plan.synthesizer.alpha == pytest.approx(plan.released_total / math.expm1(eps), rel=1e-12)
     charged = acc.spent()[0]
     # the guarantee: the total's epsilon plus the synthesis', for each part, added
     assert charged == pytest.approx(2 * (eps_total + eps), rel=1e-9)

@@ -271,3 +271,57 @@ def test_twenty_concurrent_releases_against_a_budget_of_one(tmp_path):
     acc = PrivacyAccountant.load(log)
     assert acc.spent()[0] == pytest.approx(1.0)
     assert _ledger.read_anchor(log)["entries"] == 10
+
+
+# ---------------------------------------------------------------------- a zCDP ledger on disk (issue 24 item 2)
+def test_a_zcdp_ledger_on_disk_composes_rho_and_states_the_authors_epsilon(tmp_path, capsys):
+    from cellsafe.cli.main import main
+    from cellsafe.dp import PrivacyLoss
+    from cellsafe.mechanisms import DiscreteGaussianNoise
+
+    log = tmp_path / "z.jsonl"
+    PrivacyAccountant.create(log, 2.0, 1e-9, relation="add-remove", accounting="zcdp")
+    one = DiscreteGaussianNoise(sigma=10.0).privacy_loss("add-remove")  # rho 1/200
+    for k in range(10):  # each release through a fresh load, as ten runs would
+        PrivacyAccountant.load(log).spend(one, label=f"table {k}", mechanism="discrete-gaussian")
+    acc = PrivacyAccountant.load(log)
+    summary = acc.budget()
+    assert summary.rho_spent == pytest.approx(10 / 200, rel=1e-12)
+    # rho 0.05 at delta 1e-9 is epsilon 1.8816602910618363 by the authors' cdp2adp.py (tests/reference/zcdp)
+    assert summary.epsilon_spent == pytest.approx(1.8816602910618363, rel=1e-9)
+    assert summary.delta_spent == 1e-9
+    capsys.readouterr()
+    assert main(["budget", str(log), "--json"]) == 0
+    spent = json.loads(capsys.readouterr().out)["spent"]
+    assert spent["rho"] == pytest.approx(0.05, rel=1e-12) and spent["epsilon"] == pytest.approx(1.8816602910618363)
+    # mixing that would be unsound is refused by the loaded ledger too, and nothing is written
+    before = log.read_bytes()
+    with pytest.raises(InvalidArgumentError, match="unsound"):
+        acc.spend(PrivacyLoss(0.1, 1e-10, relation="add-remove"), label="approximate DP")
+    with pytest.raises(InvalidArgumentError, match="one ledger holds one relation"):
+        acc.spend(DiscreteGaussianNoise(sigma=10.0).privacy_loss("replace-one"))
+    assert log.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda ls: ls[0].update(accounting="approximate"), "line 1: a rho budget belongs to zCDP accounting only"),
+        (lambda ls: (ls[0].update(accounting="approximate"), ls[0]["budget"].pop("rho")),
+         "line 1 .the budget and relation. does not match"),
+        (lambda ls: ls[0]["budget"].update(rho=1.0), "line 1 .the budget and relation. does not match"),
+        (lambda ls: ls[1].update(rho=0.0001), "line 2 .entry 1, 'table 0'. does not match the hash chain"),
+    ],
+)
+def test_an_edited_zcdp_ledger_is_refused_with_the_line_at_fault(tmp_path, edit, message):
+    from cellsafe.mechanisms import DiscreteGaussianNoise
+
+    log = tmp_path / "z.jsonl"
+    acc = PrivacyAccountant.create(log, 1.0, 1e-9, relation="add-remove", accounting="zcdp")
+    for k in range(2):
+        acc.spend(DiscreteGaussianNoise(sigma=20.0).privacy_loss("add-remove"), label=f"table {k}",
+                  mechanism="discrete-gaussian")
+    lines = _lines(log)
+    edit(lines)
+    _write(log, lines)
+    _refused_and_unchanged(log, message)
