@@ -120,3 +120,18 @@ def test_a_ledger_rolled_back_with_its_anchor_fails_against_a_later_release(tmp_
     assert main(["budget", str(log), "--verify", str(later)]) == 2
     out = capsys.readouterr()
     assert "truncated or replaced" in out.out and "1 problem(s)" in out.err
+
+
+def test_the_report_is_never_written_into_a_public_release_folder(tmp_path, capsys):
+    # the report names and hashes the confidential inputs: inside a folder published whole it would be published
+    rc, first, _ = _release(tmp_path)
+    assert rc == 0
+    rc, later, _ = _release(tmp_path, name="later")
+    assert rc == 0
+    before = sorted(p.name for p in first.iterdir())
+    capsys.readouterr()
+    rc = main(["report", str(tmp_path / "people.csv"), "--variables", "sex,age", "--release", str(later),
+               "--no-hellinger", "--no-frontier", "--quiet", "--output", str(first / "report.html")])
+    assert rc == 2
+    assert "may be published whole" in capsys.readouterr().err
+    assert sorted(p.name for p in first.iterdir()) == before
