@@ -135,3 +135,53 @@ def test_the_report_is_never_written_into_a_public_release_folder(tmp_path, caps
     assert rc == 2
     assert "may be published whole" in capsys.readouterr().err
     assert sorted(p.name for p in first.iterdir()) == before
+
+
+# every path of dp-synthesize that reads something beyond the records: a public population file and a noisy regional
+# prior, a part of public size, records left out with a noisy total, the marginal synthesis
+_PATHS = {
+    "poisson-gamma, regional prior with its epsilon": [
+        "--variables", "state,county", "--count", "deaths", "--population", "pop", "--population-file", "{d}/population.csv",
+        "--mechanism", "poisson-gamma",
+        "--prior", "regional:state", "--prior-epsilon", "0.5"],
+    "multinomial-dirichlet, a part of public size": [
+        "--variables", "county", "--count", "deaths", "--part", "state=N", "--part-sizes", "{d}/sizes.json",
+        "--mechanism", "multinomial-dirichlet"],
+    "multinomial-dirichlet, records left out, noisy total": [
+        "--variables", "state,county", "--count", "deaths", "--outside", "drop", "--total-epsilon", "0.3",
+        "--mechanism", "multinomial-dirichlet"],
+    "mst": ["--variables", "state,county", "--count", "deaths", "--mechanism", "mst"],
+}
+
+
+@pytest.mark.parametrize("path", list(_PATHS))
+def test_every_dp_path_writes_a_folder_without_input_hash_seed_or_left_out_count(tmp_path, path):
+    d = tmp_path
+    records = pd.DataFrame({"state": ["N", "N", "N", "S", "S", "S"], "county": ["a", "b", "c", "d", "e", "x"],
+                            "deaths": [4, 0, 7, 1, 3, 2], "pop": [1000, 300, 2500, 800, 1200, 50]})
+    records.to_csv(d / "deaths.csv", index=False)
+    (d / "geo.json").write_text(json.dumps({"state": ["N", "S"], "county": ["a", "b", "c", "d", "e"]}))
+    records.iloc[:5][["state", "county", "pop"]].to_csv(d / "population.csv", index=False)  # public populations
+    (d / "sizes.json").write_text(json.dumps({"N": 11, "S": 6}))
+    if "left out" not in path:  # only that path keeps the record outside the domain
+        records.iloc[:5].to_csv(d / "deaths.csv", index=False)
+    log = d / "budget.jsonl"
+    assert main(["budget", str(log), "--create", "--epsilon", "10", "--delta", "1e-6"]) == 0
+    extra = [a.replace("{d}", str(d)) for a in _PATHS[path]]
+    out = d / "release"
+    assert main(["dp-synthesize", str(d / "deaths.csv"), "--domain", str(d / "geo.json"), "--epsilon", "2",
+                 "--seed", SEED, "--budget-log", str(log), "--quiet", "--output", str(out), *extra]) == 0
+    secret = hashlib.sha256((d / "deaths.csv").read_bytes()).hexdigest()
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert files
+    for f in files:
+        text = f.read_text()
+        assert secret not in text and SEED not in text, f.name
+        assert "deaths.csv" not in text and str(d) not in text, f.name
+        if f.suffix == ".json":
+            assert not set(_keys(json.loads(text))) & {"seed", "inputs", "command_line", "records_left_out",
+                                                      "custodian"}, f.name
+    meta = json.loads((out / "dp_synthesis.json").read_text())
+    assert meta["relation"] == "replace-one" and len(meta["domain_sha256"]) == 64 and meta["ledger"]["release"] == 1
+    custodian = json.loads((d / "release.custodian.json").read_text())
+    assert custodian["seed"] == int(SEED) and secret in {i["sha256"] for i in custodian["inputs"]}
