@@ -78,10 +78,18 @@ def test_an_edited_log_is_refused_with_the_line_at_fault(tmp_path, edit, message
     _refused_and_unchanged(log, message)
 
 
-def test_an_edit_with_the_chain_recomputed_is_caught_by_the_anchor(tmp_path):
-    log = _log(tmp_path, 0.4, 0.4)
-    lines = _rechain([*_lines(log)])
-    lines[2]["epsilon"] = 0.01  # the second release said to cost almost nothing
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda ls: ls[2].update(epsilon=0.01),  # the second release said to cost almost nothing
+        lambda ls: ls.insert(1, ls.pop(2)),  # the releases reordered
+    ],
+    ids=["edited", "reordered"],
+)
+def test_an_edit_with_the_chain_recomputed_is_caught_by_the_anchor(tmp_path, edit):
+    log = _log(tmp_path, 0.4, 0.3)
+    lines = _lines(log)
+    edit(lines)
     _write(log, _rechain(lines))
     _refused_and_unchanged(log, "line 3 does not end the chain recorded in .*budget.jsonl.lock")
 
