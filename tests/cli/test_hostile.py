@@ -118,10 +118,12 @@ class Case:
     changed: tuple[str, ...] = field(default=())  # files the run may change (its own outputs)
     setup: str | None = None  # a command run first (its outputs are then the case's inputs)
     not_printed: tuple[str, ...] = ()  # text that must not appear in what the run prints
+    printed: tuple[str, ...] = ()  # more text that must appear in what the run prints (beside the one-line error)
     lacks: tuple[tuple[str, str], ...] = ()  # (file, text): text that must not appear in a written file
     fault: str | None = None  # "disk-full": every write fails with ENOSPC
     files: tuple[str, ...] = ()  # larger inputs made for this case only (see _LARGE)
     prepare: Any = None  # a function of the case's folder, run after the files are written (a killed run's leftovers)
+    edit: Any = None  # a function of the case's folder, run after the setup (a release or a log edited by hand)
     busy: str | None = None  # an output another run is writing meanwhile (its lock is held during the case)
     hidden_ok: bool = False  # hidden files may remain (the leftovers of a killed run into another output)
     kind: str = ""
@@ -200,6 +202,125 @@ WRONG += [
          prepare=lambda d: _killed_leftovers(d), hidden_ok=True),
     Case("rerun-clears-a-killed-runs-partial", "expand {d}/freq.csv --variables sex,age --count count --seed 1 --quiet --output {d}/kd/records.csv",
          0, "", exist=("kd/records.csv",), absent=("kd/.records.csv.partial",), prepare=lambda d: _killed_leftovers(d)),
+]
+
+
+
+# --- the budget ledger edited by an operator with write access (26 item 1): two releases of 0.4 on a budget of 1,
+# then the log edited with plain file operations; the next release is refused and nothing is charged to it ------------
+def _spent_ledger(d: Path) -> list[str]:
+    from cellsafe.dp import PrivacyAccountant
+
+    acc = PrivacyAccountant.create(d / "b.jsonl", 1.0)
+    for label in ("first", "second"):
+        acc.spend(0.4, label=label, mechanism="geometric")
+    return (d / "b.jsonl").read_text().splitlines(keepends=True)
+
+
+def _truncated_ledger(d: Path) -> None:
+    (d / "b.jsonl").write_text("".join(_spent_ledger(d)[:-1]))  # what is left still chains: only the anchor tells
+
+
+def _truncated_ledger_without_anchor(d: Path) -> None:
+    _truncated_ledger(d)
+    (d / "b.jsonl.lock").unlink()
+
+
+def _downgraded_ledger(fmt: str) -> Any:
+    def edit(d: Path) -> None:  # the log rewritten in an older format (no chain), the second release made cheap
+        _spent_ledger(d)
+        old = {"format": fmt, "budget": {"epsilon": 1.0, "delta": 0.0},
+               "releases": [{"label": "first", "epsilon": 0.4}, {"label": "second", "epsilon": 0.05}]}
+        (d / "b.jsonl").write_text(json.dumps(old))
+    return edit
+
+
+def _replaced_ledger(d: Path) -> None:
+    from cellsafe.dp import PrivacyAccountant
+
+    _spent_ledger(d)
+    PrivacyAccountant.create(d / "fresh.jsonl", 1.0)
+    (d / "b.jsonl").write_bytes((d / "fresh.jsonl").read_bytes())  # a fresh ledger copied over the spent one
+
+
+def _rolled_back_with_its_anchor(d: Path) -> None:
+    """The operator who can write both files: the last release cut and the lock file's anchor rewritten to match."""
+    lines = (d / "b.jsonl").read_text().splitlines(keepends=True)
+    (d / "b.jsonl").write_text("".join(lines[:-1]))
+    last = json.loads(lines[-2])
+    anchor = json.dumps({"format": "cellsafe-privacy-budget/3", "ledger": json.loads(lines[0])["ledger"],
+                         "entries": len(lines) - 2, "head": last["sha256"]}, sort_keys=True)
+    (d / "b.jsonl.lock").write_text(anchor + "\n")
+
+
+DP = "dp-synthesize {d}/freq.csv --variables sex,age --count count --domain {d}/dom.json --mechanism multinomial-dirichlet --seed 1 --quiet"
+
+WRONG += [
+    Case("ledger-truncated-last-release", DP + " --epsilon 0.4 --budget-log {d}/b.jsonl --output {d}/dpo",
+         2, "was truncated: it has 1 entries, its anchor in", absent=("dpo",), prepare=_truncated_ledger),
+    Case("ledger-truncated-says-the-line", "budget {d}/b.jsonl", 2, "The last 1 entry was removed (line 3 onwards)",
+         prepare=_truncated_ledger),
+    Case("ledger-truncated-anchor-removed", DP + " --epsilon 0.4 --budget-log {d}/b.jsonl --output {d}/dpo",
+         2, "has 1 entries but no anchor", absent=("dpo",), prepare=_truncated_ledger_without_anchor),
+    Case("ledger-downgraded-to-format-2", DP + " --epsilon 0.4 --budget-log {d}/b.jsonl --output {d}/dpo",
+         2, "is in the older format 'cellsafe-privacy-budget/2', whose history can be rolled back unnoticed",
+         absent=("dpo",), prepare=_downgraded_ledger("cellsafe-privacy-budget/2")),
+    Case("ledger-downgraded-to-format-1", DP + " --epsilon 0.4 --budget-log {d}/b.jsonl --output {d}/dpo",
+         2, "this version reads 'cellsafe-privacy-budget/3' only", absent=("dpo",),
+         prepare=_downgraded_ledger("cellsafe-privacy-budget/1")),
+    Case("ledger-downgrade-not-upgraded-back", "budget {d}/b.jsonl --upgrade --relation replace-one",
+         2, "was already upgraded, and an older format in its place is a downgrade",
+         prepare=_downgraded_ledger("cellsafe-privacy-budget/2")),
+    Case("ledger-replaced-by-a-fresh-one", DP + " --epsilon 0.4 --budget-log {d}/b.jsonl --output {d}/dpo",
+         2, "the log was replaced", absent=("dpo",), prepare=_replaced_ledger),
+    Case("ledger-rolled-back-with-its-anchor-caught-by-the-release", "budget {d}/b.jsonl --verify {d}/dpo",
+         2, "1 problem(s) found verifying", printed=("is release 3 of ledger", "which holds 2 entries: the log was truncated"),
+         prepare=_spent_ledger, setup=DP + " --epsilon 0.1 --budget-log {d}/b.jsonl --output {d}/dpo",
+         edit=_rolled_back_with_its_anchor),
+    Case("ledger-output-is-the-log", DP + " --epsilon 0.1 --budget-log {d}/b.jsonl --overwrite --output {d}/b.jsonl",
+         2, "is the input", prepare=_spent_ledger),
+    Case("ledger-overwrite-folder-holding-log-deeper", DP + " --epsilon 0.1 --budget-log {d}/dp/logs/b.jsonl --overwrite --output {d}/dp",
+         2, "holds the input", exist=("dp/logs/b.jsonl", "dp/logs/b.jsonl.lock"),
+         prepare=lambda d: (d / "dp" / "logs").mkdir(), setup="budget {d}/dp/logs/b.jsonl --create --epsilon 5"),
+]
+
+
+# --- the audit's default verdict (26 item 3): a suppressed release edited by hand in place, its manifest beside it --
+SUP3 = SUP.replace("freq<=2", "freq<=3") + " --output {d}/p.csv"  # N2 (3) and (N, M) (3) are primary
+AUDIT = "audit {d}/p.csv {d}/geopeople.csv --variables geo,sex --hierarchy geo={d}/geo.hrc:region --formula 'region*sex + geo'"
+
+
+def _true_counts(d: Path, frame: pd.DataFrame) -> list[str]:
+    people = pd.read_csv(d / "geopeople.csv")
+    people["region"] = people["geo"].str[0]
+    keys = {"Total": [], "region": ["region"], "sex": ["sex"], "geo": ["geo"], "region:sex": ["region", "sex"]}
+    out = []
+    for _, row in frame.iterrows():
+        q = people
+        for k in keys[row["table"]]:
+            q = q[q[k] == row["sex" if k == "sex" else "geo"]]
+        out.append(str(len(q)))
+    return out
+
+
+def _shown_release(clear_marks: bool) -> Any:
+    def edit(d: Path) -> None:
+        f = pd.read_csv(d / "p.csv", dtype=str, keep_default_na=False)
+        withheld = f["count"] == ""
+        assert withheld.any()
+        f.loc[withheld, "count"] = _true_counts(d, f[withheld])  # every withheld cell shown with its value
+        if clear_marks:
+            f["suppression"] = ""  # and the marks removed: only the rules in the manifest tell
+        f.to_csv(d / "p.csv", index=False)
+    return edit
+
+
+WRONG += [
+    Case("audit-release-showing-its-primaries", AUDIT, 1, "cell(s) the file marks withheld show their value",
+         setup=SUP3, edit=_shown_release(False)),
+    Case("audit-release-showing-cells-the-rules-protect", AUDIT, 1, "2 cell(s) the rules make sensitive are published",
+         setup=SUP3, edit=_shown_release(True)),
+    Case("audit-release-as-published-passes", AUDIT, 0, "; passed", setup=SUP3),
 ]
 
 # The half-right cases (the right outcome reached the wrong way: a misleading message, a silent acceptance...)
@@ -292,6 +413,8 @@ HALF += [
     Case("keep-every-column-released", "synthesize-microdata {d}/people.csv --keep sex,age,answer --seed 1 --quiet --output {d}/o", 0, "every column is kept (--keep)", exist=("o/synthetic_1.csv",)),
     Case("synthetic-release-no-warning", "synthesize-microdata {d}/people.csv --method sample --seed 1 --quiet --output {d}/o", 0, "", exist=("o/synthetic_1.csv",), not_printed=("confidential data itself",)),
     # --- the report reads Parquet releases too -------------------------------------------------------------------------
+    Case("dp-epsilon-infinite", DP + " --epsilon inf --output {d}/dpo", 2, "--epsilon must be a finite positive number",
+         absent=("dpo",), not_printed=("alpha",)),
     Case("report-parquet-release", "report {d}/freq.csv --variables sex,age --count count --release {d}/relp --no-hellinger --no-frontier --quiet --output {d}/r.html",
          0, "", exist=("r.html",), setup="synthesize {d}/freq.csv --variables sex,age --count count --distribution poisson --format parquet --seed 1 --quiet --output {d}/relp"),
 ]
@@ -338,6 +461,8 @@ def test_hostile_case(tmp_path, capsys, monkeypatch, case):
         case.prepare(tmp_path)
     if case.setup:
         assert _run(case.setup, tmp_path, capsys)[0] == 0
+    if case.edit is not None:
+        case.edit(tmp_path)
     before = _digests(tmp_path)
     if case.fault == "disk-full":
         _disk_full(monkeypatch)
@@ -362,6 +487,8 @@ def test_hostile_case(tmp_path, capsys, monkeypatch, case):
         assert (tmp_path / f).exists(), f
     for f in case.absent:
         assert not (tmp_path / f).exists(), f
+    for good in case.printed:
+        assert good in text, text
     for bad in case.not_printed:
         assert bad not in text, text
     for name, bad in case.lacks:
