@@ -303,7 +303,7 @@ def _true_counts(d: Path, frame: pd.DataFrame) -> list[str]:
     return out
 
 
-def _shown_release(clear_marks: bool) -> Any:
+def _shown_release(clear_marks: bool, drop_manifest: bool = False) -> Any:
     def edit(d: Path) -> None:
         f = pd.read_csv(d / "p.csv", dtype=str, keep_default_na=False)
         withheld = f["count"] == ""
@@ -312,6 +312,8 @@ def _shown_release(clear_marks: bool) -> Any:
         if clear_marks:
             f["suppression"] = ""  # and the marks removed: only the rules in the manifest tell
         f.to_csv(d / "p.csv", index=False)
+        if drop_manifest:
+            (d / "p.csv.manifest.json").unlink()
     return edit
 
 
@@ -320,6 +322,10 @@ WRONG += [
          setup=SUP3, edit=_shown_release(False)),
     Case("audit-release-showing-cells-the-rules-protect", AUDIT, 1, "2 cell(s) the rules make sensitive are published",
          setup=SUP3, edit=_shown_release(True)),
+    Case("audit-release-without-marks-or-manifest", AUDIT, 2, "nothing to audit: ", setup=SUP3,
+         edit=_shown_release(True, drop_manifest=True), not_printed=("passed",)),
+    Case("audit-release-without-marks-or-manifest-given-the-rule", AUDIT + " --rule freq<=3", 1,
+         "2 cell(s) the rules make sensitive are published", setup=SUP3, edit=_shown_release(True, drop_manifest=True)),
     Case("audit-release-as-published-passes", AUDIT, 0, "; passed", setup=SUP3),
 ]
 

@@ -26,6 +26,8 @@ above T; p%: (p/100) x1 - (total - x1 - x2) and (n, k): (100/k) times the n larg
 side at most down to 0).  Fails (exit status 1) when a withheld cell misses that or is computable exactly, a sum of
 withheld primaries is derivable within the rule, a contributor alone in a withheld cell (the record of a count of 1)
 narrows another's primary, a cell the file marks withheld shows its value, or a sensitive cell is published.
+A file that marks no cell withheld, audited without rules (no --rule, no manifest listing it), is refused
+(exit status 2): there is nothing to judge it by.
 """
 
 
@@ -129,6 +131,13 @@ def _audit(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no
     release = PublishedTable.from_frame(published, pub, original, column=column, mechanism=str(args.published))
     release = dataclasses.replace(release, listing=listing)
     audit = audit_suppression(release, requirements=req, required=args.required or None, list=listing, sole=sole, inner=inner)
+    if not rules and audit.passed and audit.cells.shape[0] == 0:
+        # nothing marked withheld and no rule to judge the published cells by: "passed" would say nothing
+        raise InvalidArgumentError(
+            f"nothing to audit: {args.published!r} marks no cell withheld, and no rules were given (--rule) or are "
+            "recorded in a manifest that lists the file; give the rules the release was made with, for example "
+            "--rule 'freq<=3'."
+        )
     if target is not None:
         outputs.write_frame(audit.to_frame(), target)
     if args.json:
