@@ -40,8 +40,12 @@ suitable for handling issues with zeros and singletons. Privacy in Statistical D
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
+
+from .._work import check, projected
 
 __all__ = ["gauss_secondary", "candidate_order", "column_relations", "in_published_span"]
 
@@ -84,13 +88,13 @@ def column_relations(X: sp.spmatrix) -> np.ndarray:
     m, n = X.shape
     d = int(np.count_nonzero(np.diff(sp.csc_matrix(X).indptr)))
     if m <= d:
-        return np.asarray(X.toarray(), order="F")
+        return X.toarray(order="F")  # written in column order at once (a C-order copy doubled the peak)
     rng = np.random.default_rng(_SKETCH_SEED)
     rows = rng.integers(0, max(d, 1), size=(m, _SKETCH_NNZ))
     vals = rng.standard_normal((m, _SKETCH_NNZ))
     cols = np.repeat(np.arange(m, dtype=np.int64), _SKETCH_NNZ)
     S = sp.csr_matrix((vals.reshape(-1), (rows.reshape(-1), cols)), shape=(max(d, 1), m))
-    return np.asarray((S @ X).toarray(), order="F")
+    return (S @ X).toarray(order="F")
 
 
 def gauss_secondary(
@@ -137,6 +141,12 @@ def gauss_secondary(
     if prim.size == 0 or offered.size == 0:
         return secondary, exposed
 
+    # bounded work (cellsafe._work; nothing happens without a limit in force): the dense matrices are judged
+    # against the memory there is before they are made, and the elimination by its pace once under way
+    what = f"secondary suppression of {n_cols:,} published cells ({X.shape[0]:,} inner)"
+    fix = "publish fewer cells (fewer crossings or hierarchy levels in the formula)"
+    rows = min(X.shape[0], int(np.count_nonzero(np.diff(sp.csc_matrix(X).indptr))))
+    check(what, 0.0, fix, memory=8.0 * rows * (n_cols + min(rows, offered.size) + prim.size))
     Y = column_relations(X)
     d = Y.shape[0]
     norms = np.sqrt(np.einsum("ij,ij->j", Y, Y))
@@ -148,6 +158,7 @@ def gauss_secondary(
     exposed[prim[~live]] = True  # an empty column is known to be 0 without publishing anything
     Q = np.empty((min(d, offered.size), d))  # orthonormal basis of the published span, by rows
     k = 0
+    started, work = time.perf_counter(), 0
     for start in range(0, offered.size, _BLOCK):
         if not live.any():
             break  # nothing left to protect: every later candidate is published
@@ -214,6 +225,10 @@ def gauss_secondary(
             Rp -= Qb.T @ (Qb @ Rp)
         if k == Q.shape[0]:
             break  # the published span is everything: later candidates are in it
+        # a candidate costs about the size of the span it is projected off: the candidates left at today's
+        # span give a lower bound of the time left (the span only grows)
+        work += len(cols) * max(k, 1)
+        projected(what, work, work + (offered.size - start - len(cols)) * max(k, 1), started, fix)
     return secondary, exposed
 
 

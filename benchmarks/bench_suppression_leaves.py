@@ -1,0 +1,109 @@
+"""Benchmark: the suppression of a 10^4-leaf hierarchy, and its audit, as whole commands (issue 26 item 4).
+
+Workload (default): 10^5 records (seed 2026) over ``geo`` (10,000 leaves coded L00000..L09999 under 100
+parents P000..P099, 100 leaves each, given as a tau-Argus ``.hrc`` file, levels ``region``) and ``sex``
+(F, M); a record's leaf is uniform, so a leaf-by-sex cell holds Poisson(5) records and about a quarter of
+them are primary under ``freq<=3``.  Published: ``region*sex + geo*sex`` (every level of geo by sex and
+alone): 30,303 cells over the 19,862 non-empty inner cells.
+
+Measured 2026-11-26 (2 cores shared, load 11): ``publish`` had not finished after 656 s wall (187 CPU s,
+peak 9.4 GB) and was stopped; the Gaussian elimination (``mechanisms/_gauss.py``) works on dense
+matrices (19,862 x 30,303 and a basis of up to 19,862 x 19,862) at a cost growing with the square of
+the span, and at its pace then (2,252 of 19,862 directions) it needed about two CPU hours more.
+Since then it is judged by its pace once under way, and ``publish`` refuses it past ten minutes with
+the estimate unless ``--allow-long``.
+
+The commands are the ones a user runs::
+
+    cellsafe publish people.csv --variables geo,sex --hierarchy geo=geo.hrc:region \\
+        --formula 'region*sex + geo*sex' --method suppress --rule 'freq<=3' --quiet --output p.csv
+    cellsafe audit p.csv people.csv --variables geo,sex --hierarchy geo=geo.hrc:region \\
+        --formula 'region*sex + geo*sex'
+
+Reported for each: exit status, wall time, CPU seconds (user + system of the process, from
+``getrusage(RUSAGE_CHILDREN)``), peak resident memory, and the load average before and after; for the
+release: published, primary and secondary cells, and the audit's verdict line.
+
+Run: ``python benchmarks/bench_suppression_leaves.py [--leaves 10000] [--parents 100] [--records 100000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+_WRAPPER = (
+    "import resource, subprocess, sys, time\n"
+    "t0 = time.perf_counter()\n"
+    "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "dt = time.perf_counter() - t0\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "sys.stderr.write(r.stderr)\n"
+    "sys.stderr.write(r.stdout)\n"
+    "print(dt, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024, r.returncode)\n"
+)
+
+
+def _run(argv: list[str]) -> tuple[float, float, float, int, str]:
+    """Wall seconds, CPU seconds, peak MB, exit status and what the command printed."""
+    r = subprocess.run([sys.executable, "-c", _WRAPPER, *argv], capture_output=True, text=True)
+    wall, cpu, peak, rc = r.stdout.split()
+    return float(wall), float(cpu), float(peak), int(rc), r.stderr.strip()
+
+
+def write_inputs(folder: Path, leaves: int, parents: int, records: int, seed: int = 2026) -> tuple[Path, Path]:
+    per = leaves // parents
+    hrc = "".join(f"P{p:03d}\n" + "".join(f"@L{p * per + i:05d}\n" for i in range(per)) for p in range(parents))
+    (folder / "geo.hrc").write_text(hrc)
+    rng = np.random.default_rng(seed)
+    leaf = rng.integers(0, parents * per, records)
+    sex = rng.integers(0, 2, records)
+    rows = "".join(f"L{g:05d},{'FM'[s]}\n" for g, s in zip(leaf.tolist(), sex.tolist()))
+    (folder / "people.csv").write_text("geo,sex\n" + rows)
+    return folder / "people.csv", folder / "geo.hrc"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--leaves", type=int, default=10_000)
+    ap.add_argument("--parents", type=int, default=100)
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--allow-long", action="store_true", help="pass --allow-long to both commands")
+    a = ap.parse_args()
+    cellsafe = [sys.executable, "-m", "cellsafe.cli.main"]
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        people, hrc = write_inputs(d, a.leaves, a.parents, a.records)
+        common = ["--variables", "geo,sex", "--hierarchy", f"geo={hrc}:region", "--formula", "region*sex + geo*sex"]
+        extra = ["--allow-long"] if a.allow_long else []
+        out = d / "p.csv"
+        print(f"{a.records:,} records, {a.leaves:,} leaves under {a.parents} parents x sex; load {os.getloadavg()}")
+        runs = {
+            "publish": [*cellsafe, "publish", str(people), *common, "--method", "suppress", "--rule", "freq<=3",
+                        "--quiet", *extra, "--output", str(out)],
+            "audit": [*cellsafe, "audit", str(out), str(people), *common, *extra],
+        }
+        for name, argv in runs.items():
+            wall, cpu, peak, rc, text = _run(argv)
+            print(f"{name}: exit {rc}, {wall:.1f} s wall, {cpu:.1f} CPU s, peak {peak:.0f} MB; load {os.getloadavg()}")
+            if text:
+                print("  " + text.replace("\n", "\n  "))
+            if name == "publish":
+                if rc != 0:
+                    break
+                import pandas as pd
+
+                f = pd.read_csv(out, keep_default_na=False)
+                s = f["suppression"]
+                print(f"  published {len(f):,}, primary {(s == 'primary').sum():,}, "
+                      f"secondary {(s == 'secondary').sum():,}")
+
+
+if __name__ == "__main__":
+    main()
