@@ -48,11 +48,13 @@ suitable for handling issues with zeros and singletons. Privacy in Statistical D
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._work import projected
 from ._gauss import TOL, column_relations, gauss_secondary, off_span, span_basis
 
 __all__ = ["sole_contributors_of_counts", "virtual_primaries", "singleton_secondary"]
@@ -206,12 +208,19 @@ def singleton_secondary(
     norms = np.sqrt(np.einsum("ij,ij->j", Y, Y))
     prims = np.flatnonzero(prim_all)
     shared: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # pattern, basis, residuals, norms
+    started, examined, what = time.perf_counter(), 0, ""
     while True:
         attackers = np.unique(sole[suppressed & (sole >= 0)])
         todo = [int(c) for c in attackers if int(c) not in done]
         if not todo:
             break
+        what = what or f"singleton protection ({len(todo):,} contributors alone in a withheld cell)"
+        base = examined
         for c in todo:
+            # bounded work (cellsafe._work): each contributor may need an elimination of its own
+            projected(what, examined, base + len(todo), started,
+                      "publish fewer cells (fewer crossings or hierarchy levels in the formula)")
+            examined += 1
             done.add(c)
             own = sole == c
             guarded = prim_all & (owner_all != c)
