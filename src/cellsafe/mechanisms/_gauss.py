@@ -225,10 +225,14 @@ def gauss_secondary(
             Rp -= Qb.T @ (Qb @ Rp)
         if k == Q.shape[0]:
             break  # the published span is everything: later candidates are in it
-        # a candidate costs about the size of the span it is projected off: the candidates left at today's
-        # span give a lower bound of the time left (the span only grows)
+        # a candidate costs about the size of the span it is projected off, and the span has grown by `rate`
+        # directions per candidate so far: at that rate until it is full (the loop stops there)
         work += len(cols) * max(k, 1)
-        projected(what, work, work + (offered.size - start - len(cols)) * max(k, 1), started, fix)
+        seen, n_left = start + len(cols), offered.size - start - len(cols)
+        rate = k / seen
+        to_full = min(float(n_left), (Q.shape[0] - k) / rate) if rate > 0 else float(n_left)
+        ahead = to_full * (max(k, 1) + k + rate * to_full) / 2.0
+        projected(what, work, int(work + ahead), started, fix)
     return secondary, exposed
 
 
