@@ -158,7 +158,7 @@ def gauss_secondary(
     exposed[prim[~live]] = True  # an empty column is known to be 0 without publishing anything
     Q = np.empty((min(d, offered.size), d))  # orthonormal basis of the published span, by rows
     k = 0
-    started, work = time.perf_counter(), 0
+    started, work = time.perf_counter(), 0.0
     for start in range(0, offered.size, _BLOCK):
         if not live.any():
             break  # nothing left to protect: every later candidate is published
@@ -225,14 +225,16 @@ def gauss_secondary(
             Rp -= Qb.T @ (Qb @ Rp)
         if k == Q.shape[0]:
             break  # the published span is everything: later candidates are in it
-        # a candidate costs about the size of the span it is projected off, and the span has grown by `rate`
-        # directions per candidate so far: at that rate until it is full (the loop stops there)
-        work += len(cols) * max(k, 1)
+        # a candidate costs about 4 d k flops to project off a span of k directions and 6 d p to update the p
+        # primaries' residuals; the span has grown by `rate` directions per candidate so far: at that rate until
+        # it is full (the loop stops there)
+        fixed = 1.5 * prim.size
+        work += len(cols) * (k + fixed)
         seen, n_left = start + len(cols), offered.size - start - len(cols)
         rate = k / seen
         to_full = min(float(n_left), (Q.shape[0] - k) / rate) if rate > 0 else float(n_left)
-        ahead = to_full * (max(k, 1) + k + rate * to_full) / 2.0
-        projected(what, work, int(work + ahead), started, fix)
+        ahead = to_full * ((k + k + rate * to_full) / 2.0 + fixed)
+        projected(what, int(work), int(work + ahead), started, fix)
     return secondary, exposed
 
 
