@@ -11,7 +11,8 @@ peak 9.4 GB) and was stopped; the Gaussian elimination (``mechanisms/_gauss.py``
 matrices (19,862 x 30,303 and a basis of up to 19,862 x 19,862) at a cost growing with the square of
 the span, and at its pace then (2,252 of 19,862 directions) it needed about two CPU hours more.
 Since then it is judged by its pace once under way, and ``publish`` refuses it past ten minutes with
-the estimate unless ``--allow-long``.
+the estimate unless ``--allow-long``: refused after 70 s wall (14 CPU s, load 11), saying "about 35
+min" (an underestimate: the pace measured deeper in the elimination gave about two hours).
 
 The commands are the ones a user runs::
 
