@@ -6,7 +6,8 @@
   :class:`PoissonGammaSynthesizer` (and the shortcut :class:`PoissonGammaMultinomialSynthesizer`,
   which carries no epsilon)
 - published tables (001): :class:`PTable`, :class:`CellKeyMethod`, :class:`SmallCountRounding`,
-  :class:`CellSuppression` (primary rules, secondary suppression by Gaussian elimination)
+  :class:`CellSuppression` (primary rules, secondary suppression by Gaussian elimination),
+  linked tables and earlier releases protected together: :func:`protect_linked`
 - magnitude tables: :class:`CellKeyMagnitude` with a :class:`MagnitudePTable` (cellKey's flex function)
 - differentially private noise per cell: :class:`GeometricNoise`, :class:`DiscreteGaussianNoise`;
   consistent DP counts at every level of a hierarchy: :class:`TopDownNoise`
@@ -32,6 +33,7 @@ _MODULES = {
     "saturated": ("SaturatedSynthesizer",),
     "suppression": ("CellSuppression", "suppress_cells"),
     "topdown": ("TopDownNoise",),
+    "linked": ("LinkedTable", "EarlierRelease", "LinkedRelease", "protect_linked", "read_earlier_release"),
     "_gauss": ("in_published_span",),
     "_intervals": (
         "cell_intervals", "protect_intervals", "protection_met", "requirement_targets", "singleton_shortfalls", "neighbourhood",
@@ -98,6 +100,11 @@ __all__ = [
     "CellSuppression",
     "TopDownNoise",
     "suppress_cells",
+    "LinkedTable",
+    "EarlierRelease",
+    "LinkedRelease",
+    "protect_linked",
+    "read_earlier_release",
     "Rule",
     "parse_rule",
     "primary_cells",
