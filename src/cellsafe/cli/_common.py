@@ -178,7 +178,7 @@ def add_output_options(p: argparse.ArgumentParser, *, csv: bool = True) -> None:
 # VAR=FILE[:LEVELS] (--hierarchy); INPUT with --glob is a pattern, read as its matches.
 _INPUT_OPTIONS = (
     "input", "original", "synthetic", "data", "published", "holdout", "structural_zeros", "hierarchy", "domain",
-    "ptable", "grid", "forced", "hidden", "release", "budget_log",
+    "ptable", "grid", "forced", "hidden", "release", "budget_log", "earlier",
 )
 
 

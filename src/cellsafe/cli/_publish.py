@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ..exceptions import DataError, InvalidArgumentError
 from ._engine import add_engine_options, spark_from_args, spark_master, uses_spark
 from ._options import add_param_option, given_params
+from ._publish_linked import add_linked_options, publish_linked
 from ._publish_magnitude import add_magnitude_ckm_options, publish_magnitude_ckm
 
 if TYPE_CHECKING:  # the computing modules load when a command runs, never for --help
@@ -53,6 +54,12 @@ examples:
   cellsafe publish firms.parquet --variables nace,region --formula "nace*region" --method suppress \\
       --value turnover --contributor firm_id --rule 'p%=15' --rule 'freq<=2' --output turnover.csv
 
+  # counts and turnover by nace x region and counts by region x size, protected together, with a table
+  # published before kept as it was (--output is a folder: firms.csv, turnover.csv, sizes.csv)
+  cellsafe publish firms.parquet --variables nace,region,size --method suppress --rule 'freq<=3' --rule 'p%=15' \\
+      --contributor firm_id --table 'firms:nace*region' --table 'turnover:nace*region:turnover' \\
+      --table 'sizes:region*size' --earlier last/regions.csv --output linked
+
   # the cell key method on the same magnitude table: noise scaled to the 3 largest contributions
   cellsafe publish firms.parquet --variables nace,region --formula "nace*region" --method ckm \\
       --value turnover --contributor firm_id --record-key rkey --D 10 --V 3 --fp 5000 --top-k 3 --flex-weights 1,0.5,0.2 \\
@@ -79,7 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("input", metavar="INPUT", help="CSV or Parquet file: microdata, or a frequency table with --count")
     add_input_options(p)
-    p.add_argument("--formula", required=True, metavar="F", help="published crossings in R notation, e.g. 'a*b + a*c'")
+    p.add_argument("--formula", metavar="F", help="published crossings in R notation, e.g. 'a*b + a*c' (or --table)")
     p.add_argument("--method", required=True, choices=("ckm", "scr", "suppress"),
                    help="cell key method, small count rounding or cell suppression")
     p.add_argument("--hierarchy", action="append", default=[], metavar="VAR=FILE[:LEVELS]",
@@ -117,6 +124,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--forced", metavar="FILE", help="CSV/Parquet of cells always published: one column per variable "
                    "named, a category or aggregate code (a variable left out is Total)")
     c.add_argument("--hidden", metavar="FILE", help="CSV/Parquet of cells always withheld, as --forced")
+    add_linked_options(c)
     add_param_option(c, "mechanism", "suppress", "secondary",
                      text="secondary cells by Gaussian elimination or the least costly pattern (a HiGHS mixed integer "
                      "program for small tables; the Gaussian pattern with a note when --time-limit runs out)")
@@ -214,6 +222,12 @@ def run(args: argparse.Namespace) -> int:
         )
     outputs = outputs_from_args(args, seed=rng if args.method == "ckm" and not args.record_key or args.method == "scr" else "unused")
     with outputs:
+        if args.tables or args.earlier:
+            if not args.tables:
+                raise InvalidArgumentError("--earlier joins the protection of linked tables: give the new ones with --table.")
+            return publish_linked(args, names, outputs, _secondary(args))
+        if not args.formula:
+            raise InvalidArgumentError("publish needs --formula F (or --table NAME:FORMULA, repeated, for linked tables).")
         target = outputs.file(args.output)  # refused before any work: an input, an existing file, an unknown format
         if not args.count and not args.value:  # a magnitude table (--value) is read from records
             args.count = resolve_count(args.input, names, None)

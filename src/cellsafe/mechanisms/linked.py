@@ -109,10 +109,13 @@ def read_earlier_release(path: str | Path, *, value: str | None = None) -> Earli
         )
     mech = data.get("mechanism") or {}
     params = mech.get("parameters") or {}
-    if mech.get("class") != "CellSuppression" or not params.get("publication"):
+    # a table of a linked release: its formula and value in the manifest's details, by file
+    table = ((data.get("details") or {}).get("tables") or {}).get(p.name) or {}
+    formula = table.get("formula") or params.get("publication")
+    if mech.get("class") != "CellSuppression" or not formula:
         raise DataError(f"{str(where)!r} does not record a cell suppression with its formula; give a cellsafe publish output.")
-    return EarlierRelease(read_records(p), params["publication"], value=value, list=str(params.get("list") or "frame"),
-                          name=p.name)
+    return EarlierRelease(read_records(p), formula, value=value or table.get("value"),
+                          list=str(params.get("list") or "frame"), name=p.name)
 
 
 @dataclass(frozen=True, eq=False)
