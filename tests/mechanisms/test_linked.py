@@ -7,6 +7,7 @@ protect (z, p) = 2; protected on their own, the region x activity tables publish
 reader of both takes z's total (12) from the new table and (z, q) = 10 from the old one: (z, p) = 2
 exactly.  Protected as one system with the earlier release's cells fixed, the new tables withhold
 what the old one withheld, and the reader learns nothing within the rule.
+The same happens with two new count tables (region x activity and region x size) protected one by one.
 
 The attacker here is written independently of the library: scipy's ``linprog`` over the inner cells
 (the crossing of all three variables), with one equation per cell any release shows.
@@ -134,6 +135,17 @@ def test_counts_and_sums_of_different_formulas_are_one_system_per_measure():
     ma = a[(a.activity == "Total") & (a["size"] == "Total")].set_index("region").suppression
     mb = b[(b.activity == "Total") & (b["size"] == "Total")].set_index("region").suppression
     assert (ma == mb).all()
+    # protected one by one, region x size withholds the totals region x activity shows: (z, p) = 2 is recovered
+    table = CountTable.from_microdata(records, list(NAMES))
+    alone = {n: CellSuppression(f, rules=RULES).sample(table)[0] for n, f in (("by activity", "region*activity"),
+                                                                               ("by size", "region*size"))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        turnover = CellSuppression("activity*size", rules=RULES).suppress_magnitude(records, variables=list(NAMES),
+                                                                                   value="turnover")
+    assert not audit_linked(linked, {**alone, "turnover": turnover}).passed
+    att = _attack([_frame(r, "count") for r in alone.values()], records, "count").set_index(list(NAMES))
+    assert att.loc[("z", "Total", "p")].upper == pytest.approx(2)
 
 
 def test_an_earlier_release_of_other_records_or_another_listing_is_refused():
