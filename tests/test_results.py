@@ -94,9 +94,6 @@ CASES = {
     ),
     # tables and engines
     "TableDescription": lambda: table.describe(_table()),
-    "PairMetrics": lambda: engines.pair_metrics(
-        [pd.DataFrame({"f": [0, 1, 2, 5], "g": [1, 1, 3, 5], "cells": [3, 4, 2, 1]})], n_open=12, engine="local"
-    ),
     # microdata
     "KeyMatches": lambda: md.key_matches(_frames()[0], _frames()[1], ["sex", "region"]),
     "MatchRates": lambda: md.match_rates(_frames()[0], _frames()[1], ["sex", "region"]),

@@ -90,9 +90,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_spark(args: argparse.Namespace, k: list[int], p: list[float]) -> int:
-    """tau, within p%, squared error and Hellinger from pair counts computed by Spark (no trimmed mean)."""
-    from ..engines.spark import aggregate, compare
+    """Every metric from the (original, released) pairs Spark counts: the same numbers and JSON as the local engine."""
+    from ..engines.spark import aggregate, cell_pairs
     from ..io import read_frame
+    from ..metrics import table_metrics_from_pairs
     from ._common import parse_list
 
     spark = spark_from_args(args)
@@ -100,12 +101,12 @@ def _run_spark(args: argparse.Namespace, k: list[int], p: list[float]) -> int:
     original = aggregate(args.original, parse_list(args.variables), count=args.count, structural_zeros=sz, spark=spark)
     count = args.synthetic_count or "count"
     released = [aggregate(path, list(original.variables), count=count, spark=spark) for path in args.synthetic]
-    result = compare(original, released, k=k, p=p)
+    result = table_metrics_from_pairs(cell_pairs(original, released), k=k, p=p, trim=args.trim)
     if args.json:
         out = result.to_dict()
         out["files"] = list(args.synthetic)
+        out["engine"] = "spark"
         print_json(out)
     else:
         print(result.summary())
     return 0
-

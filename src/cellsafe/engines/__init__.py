@@ -7,18 +7,20 @@ scheme, each with its own random stream), so an engine only decides where blocks
 - :mod:`cellsafe.engines.spark`: Spark SQL aggregation and the same kernels per partition of whole
   blocks (``pip install 'cellsafe[spark]'``; imported only when used).
 
-For the same seed both give the same tables, cell for cell.
+For the same seed both give the same tables, cell for cell.  Both pair an original table with
+released ones the same way (:class:`CellPairs`: the cells of each distinct (original, released)
+pair), from which :mod:`cellsafe.metrics` computes every table metric.
 """
 
 from typing import Any
 
 ENGINES: tuple[str, ...] = ("local", "spark")
 
-__all__ = ["ENGINES", "PairMetrics", "pair_metrics"]
+__all__ = ["ENGINES", "CellPairs", "cell_pairs", "pair_counts"]
 
 
 def __getattr__(name: str) -> Any:  # PEP 562: the pairs load on first use; --engine needs only ENGINES
-    if name in ("PairMetrics", "pair_metrics"):
+    if name in ("CellPairs", "cell_pairs", "pair_counts"):
         from . import _pairs
 
         value = getattr(_pairs, name)

@@ -1,132 +1,129 @@
-"""Empirical table metrics from the joint distribution of (original, released) counts.
+"""The pairing of an original table with released tables: the cells of each distinct (original, released) pair.
 
-tau1..tau4(k), the share of cells within p%, the squared error, the total and the Hellinger
-distance all sum a function of a cell's pair (f, g) over the cells, so the number of cells with
-each distinct pair is all they need.  A distributed engine computes that small distribution
-(``GROUP BY f, g``) and these functions finish on one machine, with the definitions of
-:func:`cellsafe.metrics.table_metrics` (003 section 3.3 and Table 3; 001 eqs. 3-4).
+tau1..tau4(k), the share of cells within p%, the trimmed mean percentage difference, the squared
+error, the total and the Hellinger distance all sum a function of a cell's pair (f, g) over the
+cells, so the number of cells with each distinct pair is all they need.  Each engine pairs the
+tables where they live (numpy here, a join and ``GROUP BY f, g`` in Spark) and gives the same
+:class:`CellPairs`; :func:`cellsafe.metrics.table_metrics_from_pairs` computes every metric from
+them, so both engines report the same numbers, bit for bit.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Sequence
 
 import numpy as np
 
-from .._frames import pd
-from .._results import Result
 from ..exceptions import InvalidArgumentError
+from ..table import CountTable, align_counts
 
-__all__ = ["PairMetrics", "pair_metrics"]
+__all__ = ["CellPairs", "cell_pairs", "pair_counts"]
 
 
 @dataclass(frozen=True)
-class PairMetrics(Result):
-    """Empirical risk and utility of released tables from their (original, released) pair counts.
+class CellPairs:
+    """Per released table, the distinct (original, released) count pairs and how many cells have each.
 
     Attributes
     ----------
-    per_implicate : pandas.DataFrame
-        One row per released table: tau1(k)..tau4(k), within_all(p), within_nonzero(p),
-        squared_error, hellinger_distance, hellinger_utility, total.
-    engine : str
-        Which engine computed the pair counts.
+    f, g, cells : list of ndarray of int64
+        Per released table (implicate): the pairs over the cells non-zero in either table, sorted
+        by (f, g), and the number of cells with each; cells zero in both are not listed.
+    n_open : int
+        Non-structural cells of the table (the cells zero in both are ``n_open - sum(cells)``).
+    total : int
+        The original's grand total.
+    squared_error_of_mean : float
+        sum over cells of (f - the released tables' mean)^2: for integer tables the exact integer
+        sum of (m f - sum of the released counts)^2, divided by m^2 once.
     """
 
-    per_implicate: pd.DataFrame
-    engine: str = "spark"
+    f: list[np.ndarray]
+    g: list[np.ndarray]
+    cells: list[np.ndarray]
+    n_open: int
+    total: float
+    squared_error_of_mean: float
 
     @property
-    def mean(self) -> pd.Series:
-        """Mean of each metric over the implicates."""
-        return self.per_implicate.mean(axis=0)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "engine": self.engine,
-            "m": int(len(self.per_implicate)),
-            "mean": {k: float(v) for k, v in self.mean.items()},
-            "per_implicate": [{k: float(v) for k, v in row.items()} for _, row in self.per_implicate.iterrows()],
-        }
-
-    def to_frame(self) -> pd.DataFrame:
-        return self.per_implicate
-
-    def _title(self) -> str:
-        return f"Empirical risk and utility ({self.engine} engine)"
-
-    def summary(self) -> str:
-        lines = [self._title(), "-" * len(self._title()), f"implicates  {len(self.per_implicate)}"]
-        lines += [f"{k:<28}{v:.6g}" for k, v in self.mean.items()]
-        return "\n".join(lines)
+    def m(self) -> int:
+        """Number of released tables."""
+        return len(self.f)
 
 
-def _one(f: np.ndarray, g: np.ndarray, w: np.ndarray, n_zz: int, n: int, total: float, k: np.ndarray, p: np.ndarray) -> dict:
-    row: dict[str, float] = {}
-    for kv in k.tolist():
-        extra = n_zz if kv == 0 else 0
-        c_orig = float(w[f == kv].sum()) + extra
-        c_syn = float(w[g == kv].sum()) + extra
-        c_both = float(w[(f == kv) & (g == kv)].sum()) + extra
-        row[f"tau1({kv})"] = c_syn / n
-        row[f"tau2({kv})"] = c_orig / n
-        row[f"tau3({kv})"] = c_both / c_orig if c_orig else math.nan
-        row[f"tau4({kv})"] = c_both / c_syn if c_syn else math.nan
-    nz = f > 0
-    n_nz = float(w[nz].sum())
-    for pv in p.tolist():
-        fn, gn = f[nz].astype(np.float64), g[nz].astype(np.float64)
-        ok = np.abs(gn - fn) <= fn * (pv / 100.0) + 1e-9 * np.maximum(fn, 1.0)
-        within = float(w[nz][ok].sum())
-        row[f"within_all({pv:g})"] = (within + n_zz) / n
-        row[f"within_nonzero({pv:g})"] = within / n_nz if n_nz else math.nan
-    diff = g.astype(np.float64) - f.astype(np.float64)
-    row["squared_error"] = float(np.sum(w * diff**2))
-    hd = math.sqrt(0.5 * float(np.sum(w * (np.sqrt(f.astype(np.float64)) - np.sqrt(g.astype(np.float64))) ** 2)))
-    row["hellinger_distance"] = hd
-    row["hellinger_utility"] = 1.0 - hd / math.sqrt(total) if total > 0 else math.nan
-    row["total"] = float(np.sum(w * g))
-    return row
+def pair_counts(f: np.ndarray, g: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct pairs of two aligned count arrays, sorted by (f, g), and their number of cells.
 
-
-def pair_metrics(
-    pairs: list[pd.DataFrame], n_open: int, k: Any = (0, 1, 2, 3), p: Any = (0.5, 1.0, 5.0, 10.0, 50.0), *, engine: str = "spark"
-) -> PairMetrics:
-    """Metrics of released tables from their pair counts.
-
-    Parameters
-    ----------
-    pairs : list of DataFrame
-        One per released table, with columns ``f`` (original count), ``g`` (released count) and
-        ``cells`` (number of cells with that pair), over the cells non-zero in either table.
-    n_open : int
-        Non-structural cells of the table (K less the structural zeros).
-    k, p : sequences
-        Counts for tau and percentages for the share within p%.
-
-    Returns
-    -------
-    PairMetrics
+    Counts keep their type (integers, or floats for fitted tables); ``weights`` are cells per entry.
 
     Examples
     --------
-    >>> pairs = pd.DataFrame({"f": [1, 2, 5, 0], "g": [1, 0, 5, 1], "cells": [1, 1, 1, 1]})
-    >>> r = pair_metrics([pairs], n_open=4, k=[0, 1])
-    >>> r.per_implicate.loc[0, ["tau1(1)", "tau2(1)", "tau3(1)", "tau4(1)", "squared_error"]].tolist()
-    [0.5, 0.25, 1.0, 0.5, 5.0]
+    >>> pair_counts(np.array([1, 2, 1]), np.array([0, 2, 0]))
+    (array([1, 2]), array([0, 2]), array([2, 1]))
     """
-    kk = np.atleast_1d(np.asarray(k, dtype=np.int64))
-    pp = np.atleast_1d(np.asarray(p, dtype=np.float64))
-    if not pairs:
-        raise InvalidArgumentError("pair_metrics needs the pair counts of at least one released table.")
-    rows = []
-    for frame in pairs:
-        f = frame["f"].to_numpy(dtype=np.int64)
-        g = frame["g"].to_numpy(dtype=np.int64)
-        w = frame["cells"].to_numpy(dtype=np.int64)
-        n_zz = int(n_open) - int(w.sum())
-        total = float(np.sum(w * f))
-        rows.append(_one(f, g, w, n_zz, int(n_open), total, kk, pp))
-    return PairMetrics(pd.DataFrame(rows), engine=engine)
+    f = np.asarray(f)
+    g = np.asarray(g)
+    if f.size == 0:
+        return f[:0], g[:0], np.zeros(0, dtype=np.int64)
+    if np.issubdtype(f.dtype, np.integer) and np.issubdtype(g.dtype, np.integer) and f.min() >= 0 and g.min() >= 0:
+        span = int(g.max()) + 1
+        if (int(f.max()) + 1) * span < 2**62:  # one integer key per pair: one sort instead of a lexsort
+            key = f.astype(np.int64) * span + g
+            if weights is None:
+                key = np.sort(key)
+                start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+                cells = np.diff(np.r_[start, key.size])
+            else:
+                order = np.argsort(key, kind="stable")
+                key = key[order]
+                start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+                cells = np.add.reduceat(np.asarray(weights, dtype=np.int64)[order], start)
+            fs, gs = np.divmod(key[start], span)
+            return fs.astype(f.dtype, copy=False), gs.astype(g.dtype, copy=False), cells.astype(np.int64)
+    order = np.lexsort((g, f))
+    fs, gs = f[order], g[order]
+    start = np.flatnonzero(np.r_[True, (fs[1:] != fs[:-1]) | (gs[1:] != gs[:-1])])
+    w = np.ones(f.size, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)[order]
+    return fs[start], gs[start], np.add.reduceat(w, start)
+
+
+def _sum_squares(d: np.ndarray) -> int:
+    """sum d^2 exactly (int64 where it cannot overflow, Python integers otherwise)."""
+    if d.size == 0:
+        return 0
+    top = int(np.max(np.abs(d)))
+    if top < 2**31 and top * top * d.size < 2**63:
+        return int(np.dot(d, d))
+    return sum(int(x) * int(x) for x in d.tolist())
+
+
+def cell_pairs(original: CountTable, released: CountTable | Sequence[CountTable]) -> CellPairs:
+    """The pairing of the local engine: aligned non-zero cells of the original and each released table.
+
+    Examples
+    --------
+    >>> from cellsafe import CountTable, Variable
+    >>> v = [Variable("a", (0, 1, 2, 3))]
+    >>> p = cell_pairs(CountTable(v, [0, 1, 2], [1, 2, 5]), CountTable(v, [0, 2, 3], [1, 5, 1]))
+    >>> p.f[0].tolist(), p.g[0].tolist(), p.cells[0].tolist(), p.n_open
+    ([0, 1, 2, 5], [1, 1, 0, 5], [1, 1, 1, 1], 4)
+    """
+    syn = [released] if isinstance(released, CountTable) else list(released)
+    if not syn:
+        raise InvalidArgumentError("cell_pairs needs at least one released table.")
+    fs, gs, ws = [], [], []
+    for s in syn:
+        _, (f, g) = align_counts([original.index, s.index], [original.counts, s.counts])
+        a, b, c = pair_counts(f, g)
+        fs.append(a)
+        gs.append(b)
+        ws.append(c)
+    _, aligned = align_counts([original.index] + [s.index for s in syn], [original.counts] + [s.counts for s in syn])
+    m = len(syn)
+    if all(np.issubdtype(np.asarray(a).dtype, np.integer) for a in aligned):
+        d = m * np.asarray(aligned[0], dtype=np.int64) - np.sum(np.asarray(aligned[1:], dtype=np.int64), axis=0)
+        se_mean = float(_sum_squares(d)) / (m * m)
+    else:  # fitted tables: in floating point
+        se_mean = float(np.sum((np.mean(np.asarray(aligned[1:], dtype=np.float64), axis=0) - aligned[0]) ** 2))
+    return CellPairs(fs, gs, ws, int(original.n_cells - original.n_structural_zeros), float(original.total), se_mean)

@@ -35,7 +35,7 @@ from ..io import FLOAT_KEY_BITS
 from ..mechanisms import CellKeyMethod, CellwiseMechanism, table_blocks
 from ..published import DEFAULT_MAX_INNER, Publication
 from ..table import CountTable, TableDescription, Variable, encode_cells, strides, unravel
-from ._pairs import PairMetrics, pair_metrics
+from ._pairs import CellPairs, pair_counts
 from ._spark_marginals import SparkMarginals
 
 __all__ = [
@@ -47,7 +47,7 @@ __all__ = [
     "sample_cells",
     "synthesize",
     "cell_key_publication",
-    "compare",
+    "cell_pairs",
     "SparkMarginals",
 ]
 
@@ -711,29 +711,42 @@ def cell_key_publication(
     return out
 
 
-# ---------------------------------------------------------------------- empirical metrics
-def compare(
-    original: SparkTable, released: Sequence[SparkTable] | SparkTable, *, k: Any = (0, 1, 2, 3),
-    p: Any = (0.5, 1.0, 5.0, 10.0, 50.0),
-) -> PairMetrics:
-    """Empirical tau, share within p%, squared error and Hellinger of released tables, computed in Spark.
+# ---------------------------------------------------------------------- the pairing for empirical metrics
+def cell_pairs(original: SparkTable, released: Sequence[SparkTable] | SparkTable) -> CellPairs:
+    """The (original, released) pairs of tables in Spark, as :func:`cellsafe.engines.cell_pairs` pairs local tables.
 
     Each released table is joined to the original on the flat index (a full outer join of the
-    non-zero cells); Spark counts the cells of each distinct (original, released) pair and the
-    driver finishes the sums (:func:`cellsafe.engines.pair_metrics`), with the definitions of
-    :func:`cellsafe.metrics.table_metrics`.
+    non-zero cells); Spark counts the cells of each distinct (original, released) pair, and the
+    exact sum of (m f - sum of the released counts)^2 over the cells for the squared error of the
+    implicates' mean.  Only these small distributions reach the driver;
+    :func:`cellsafe.metrics.table_metrics_from_pairs` computes every metric from them, the same
+    numbers as the local engine's.
     """
     F = _pyspark()
     rel = [released] if isinstance(released, SparkTable) else list(released)
     if not rel:
-        raise InvalidArgumentError("compare needs at least one released table.")
+        raise InvalidArgumentError("cell_pairs needs at least one released table.")
     for i, r in enumerate(rel):
         if [(v.name, tuple(v.categories)) for v in r.variables] != [(v.name, tuple(v.categories)) for v in original.variables]:
             raise DataError(f"released table {i} is not on the original's variables and categories {original.names}.")
-    pairs = []
+    fs, gs, ws = [], [], []
     f = original.cells.select(F.col(_FLAT), F.col(_COUNT).alias("f"))
     for r in rel:
         g = r.cells.select(F.col(_FLAT), F.col(_COUNT).alias("g"))
         joined = f.join(g, on=_FLAT, how="full_outer").fillna(0, subset=["f", "g"])
-        pairs.append(joined.groupBy("f", "g").agg(F.count(F.lit(1)).alias("cells")).toPandas())
-    return pair_metrics(pairs, original.n_cells - int(original.structural_zeros.size), k=k, p=p)
+        arrow = joined.groupBy("f", "g").agg(F.count(F.lit(1)).alias("cells")).toArrow()
+        a, b, c = (np.asarray(arrow.column(x).to_numpy(), dtype=np.int64) for x in ("f", "g", "cells"))
+        a, b, c = pair_counts(a, b, c)  # sorted by (f, g), as the local pairing gives them
+        fs.append(a)
+        gs.append(b)
+        ws.append(c)
+    m = len(rel)
+    summed = rel[0].cells.select(_FLAT, F.col(_COUNT).cast("decimal(38,0)").alias("g"))
+    for r in rel[1:]:
+        summed = summed.unionByName(r.cells.select(_FLAT, F.col(_COUNT).cast("decimal(38,0)").alias("g")))
+    summed = summed.groupBy(_FLAT).agg(F.sum("g").alias("s"))
+    d = (original.cells.select(_FLAT, (F.col(_COUNT).cast("decimal(38,0)") * F.lit(m)).alias("mf"))
+         .join(summed, on=_FLAT, how="full_outer").fillna(0, subset=["mf", "s"]))
+    se = int(d.agg(F.sum((F.col("mf") - F.col("s")) * (F.col("mf") - F.col("s")))).collect()[0][0] or 0)
+    total = int(np.dot(ws[0], fs[0]))  # every non-zero original cell is among the pairs
+    return CellPairs(fs, gs, ws, original.n_cells - int(original.structural_zeros.size), float(total), float(se) / (m * m))

@@ -23,7 +23,7 @@ from ._linked import LinkedAudit, audit_linked
 from ._hellinger import hellinger_distance, hellinger_utility
 from ._overlap import CombinedEstimate, ci_overlap, combine_fully_synthetic, combine_partially_synthetic, compare_intervals
 from ._published import PublishedComparison, compare_published, release_publication
-from ._tables import TableMetrics, empirical_tau, table_metrics, tau
+from ._tables import TableMetrics, empirical_tau, table_metrics, table_metrics_from_pairs, tau
 from .specific import SpecificUtility, specific_utility
 
 __all__ = [
@@ -52,5 +52,6 @@ __all__ = [
     "microdata",
     "specific_utility",
     "table_metrics",
+    "table_metrics_from_pairs",
     "tau",
 ]

@@ -8,7 +8,10 @@ over implicates.
 
 Only the union of the non-zero cells of the tables is touched; cells that are zero in every table
 enter as a count (n_cells - structural zeros - union size), so a table of 10^12 cells costs
-memory only for its non-zero ones.
+memory only for its non-zero ones.  Every metric is a sum over cells of a function of the cell's
+(original, released) pair, so it is computed from the number of cells of each distinct pair
+(:class:`cellsafe.engines.CellPairs`): the local engine and Spark pair the tables where they live,
+and :func:`table_metrics_from_pairs` gives the same numbers for both.
 """
 
 from __future__ import annotations
@@ -25,10 +28,10 @@ from .._frames import tau_dict, within_dict
 from .._results import Result
 from .._validation import check_real
 from ..exceptions import InvalidArgumentError
-from ..table import CountTable, align_counts, check_same_variables, check_table
-from ._hellinger import hellinger_distance
+from ..engines import CellPairs, cell_pairs
+from ..table import CountTable, check_same_variables, check_table
 
-__all__ = ["TableMetrics", "table_metrics", "empirical_tau", "tau"]
+__all__ = ["TableMetrics", "table_metrics", "table_metrics_from_pairs", "empirical_tau", "tau"]
 
 _DEFAULT_K = (0, 1, 2, 3)
 _DEFAULT_P = (0.5, 1.0, 5.0, 10.0, 50.0)
@@ -49,16 +52,6 @@ def _as_tables(
         check_table(s, owner, f"{name}[{i}]")
         check_same_variables(s, original, f"synthetic table {i}")
     return original, syn
-
-
-def _trim_mean(values: np.ndarray, trim: float) -> float:
-    """Mean after cutting ``trim`` of the values from each end (scipy.stats.trim_mean, imported late:
-    scipy.stats costs a second at import and only this line needs it)."""
-    if values.size == 0:
-        return math.nan
-    from scipy.stats import trim_mean
-
-    return float(trim_mean(values, trim))
 
 
 def _counts_arg(k: Any) -> np.ndarray:
@@ -82,14 +75,15 @@ def _non_structural(table: CountTable) -> int:
     return table.n_cells - table.n_structural_zeros
 
 
-def _tau_one(f: np.ndarray, g: np.ndarray, n_zz: int, n: int, kk: np.ndarray) -> np.ndarray:
-    """(len(k), 4) array of tau1..tau4 for one implicate; f, g over the union of non-zero cells."""
+def _tau_one(f: np.ndarray, g: np.ndarray, w: np.ndarray, n_zz: int, n: int, kk: np.ndarray) -> np.ndarray:
+    """(len(k), 4) array of tau1..tau4 for one implicate, from its pairs (f, g) of ``w`` cells each."""
     out = np.empty((kk.size, 4))
     for i, k in enumerate(kk.tolist()):
         extra = n_zz if k == 0 else 0
-        c_orig = int(np.count_nonzero(f == k)) + extra
-        c_syn = int(np.count_nonzero(g == k)) + extra
-        c_both = int(np.count_nonzero((f == k) & (g == k))) + extra
+        fk, gk = f == k, g == k
+        c_orig = int(w[fk].sum()) + extra
+        c_syn = int(w[gk].sum()) + extra
+        c_both = int(w[fk & gk].sum()) + extra
         out[i] = (
             c_syn / n,
             c_orig / n,
@@ -99,17 +93,32 @@ def _tau_one(f: np.ndarray, g: np.ndarray, n_zz: int, n: int, kk: np.ndarray) ->
     return out
 
 
-def _within_one(f: np.ndarray, g: np.ndarray, n_zz: int, n: int, pp: np.ndarray) -> np.ndarray:
+def _within_one(f: np.ndarray, g: np.ndarray, w: np.ndarray, n_zz: int, n: int, pp: np.ndarray) -> np.ndarray:
     """(len(p), 2): share within p% among all cells and among non-zero original cells."""
     nz = f > 0
-    fn, gn = f[nz].astype(np.float64), g[nz].astype(np.float64)
-    n_nz = int(nz.sum())
+    fn, gn, wn = f[nz].astype(np.float64), g[nz].astype(np.float64), w[nz]
+    n_nz = int(wn.sum())
     out = np.empty((pp.size, 2))
     for i, p in enumerate(pp.tolist()):
         ok = np.abs(gn - fn) <= fn * (p / 100.0) + 1e-9 * np.maximum(fn, 1.0)
-        w = int(ok.sum())
-        out[i] = ((w + n_zz) / n, w / n_nz if n_nz else math.nan)
+        within = int(wn[ok].sum())
+        out[i] = ((within + n_zz) / n, within / n_nz if n_nz else math.nan)
     return out
+
+
+def _weighted_trim_mean(values: np.ndarray, weights: np.ndarray, trim: float) -> float:
+    """scipy.stats.trim_mean of the values each repeated ``weights`` times: cut int(trim n) from each end."""
+    n = int(weights.sum())
+    if n == 0:
+        return math.nan
+    cut = int(trim * n)
+    order = np.argsort(values, kind="stable")
+    v, c = values[order], weights[order].astype(np.int64)
+    ends = np.cumsum(c)
+    starts = ends - c
+    kept = np.minimum(ends, n - cut) - np.maximum(starts, cut)  # how many of each value survive the cuts
+    kept = np.maximum(kept, 0)
+    return float(np.dot(kept.astype(np.float64), v) / (n - 2 * cut))
 
 
 @dataclass(frozen=True)
@@ -289,25 +298,54 @@ def table_metrics(
     5.0
     """
     original, syn = _as_tables(original, synthetic, "table_metrics")
+    return table_metrics_from_pairs(cell_pairs(original, syn), k=k, p=p, trim=trim)
+
+
+def table_metrics_from_pairs(pairs: CellPairs, *, k: Any = _DEFAULT_K, p: Any = _DEFAULT_P, trim: float = 0.1) -> TableMetrics:
+    """:func:`table_metrics` from the cells of each (original, released) pair, as either engine pairs them.
+
+    Parameters
+    ----------
+    pairs : cellsafe.engines.CellPairs
+        From :func:`cellsafe.engines.cell_pairs` (tables in this process) or
+        :func:`cellsafe.engines.spark.cell_pairs` (tables in Spark): the same pairs give the same
+        metrics, bit for bit.
+    k, p, trim
+        As for :func:`table_metrics`.
+
+    Returns
+    -------
+    TableMetrics
+    """
     kk = _counts_arg(k)
     pp = _percent_arg(p)
     trim = check_real(trim, "trim", "table_metrics", low=0.0, high=0.5, high_open=True)
-    n = _non_structural(original)
+    if not isinstance(pairs, CellPairs) or pairs.m == 0:
+        raise InvalidArgumentError(f"table_metrics_from_pairs needs the CellPairs of at least one released table. Got {pairs!r}.")
+    n = int(pairs.n_open)
+    total = float(pairs.total)
     rows, taus, withins = [], [], []
-    for s in syn:
-        idx, (f, g) = align_counts([original.index, s.index], [original.counts, s.counts])
-        n_zz = n - idx.size
-        taus.append(_tau_one(f, g, n_zz, n, kk))
-        withins.append(_within_one(f, g, n_zz, n, pp))
+    for f, g, w in zip(pairs.f, pairs.g, pairs.cells):
+        w = np.asarray(w, dtype=np.int64)
+        n_zz = n - int(w.sum())
+        taus.append(_tau_one(f, g, w, n_zz, n, kk))
+        withins.append(_within_one(f, g, w, n_zz, n, pp))
+        ff, gf = f.astype(np.float64), g.astype(np.float64)
         nz = f > 0
-        pct = 100.0 * (g[nz] - f[nz]) / f[nz]
-        hd = hellinger_distance(f, g)
+        pct = 100.0 * (gf[nz] - ff[nz]) / ff[nz]
+        if np.issubdtype(f.dtype, np.integer) and np.issubdtype(g.dtype, np.integer):
+            squared = float(int(np.dot(w, (g - f) ** 2)))  # exact
+            released_total = float(int(np.dot(w, g)))
+        else:
+            squared = float(np.dot(w, (gf - ff) ** 2))
+            released_total = float(np.dot(w, gf))
+        hd = math.sqrt(0.5 * float(np.dot(w, (np.sqrt(ff) - np.sqrt(gf)) ** 2)))
         row = {
-            "squared_error": float(np.sum((g.astype(np.float64) - f) ** 2)),
+            "squared_error": squared,
             "hellinger_distance": hd,
-            "hellinger_utility": 1.0 - hd / math.sqrt(float(original.total)) if original.total > 0 else math.nan,
-            "trimmed_mean_pct_diff": _trim_mean(pct, trim),
-            "total": float(s.total),
+            "hellinger_utility": 1.0 - hd / math.sqrt(total) if total > 0 else math.nan,
+            "trimmed_mean_pct_diff": _weighted_trim_mean(pct, w[nz], trim),
+            "total": released_total,
         }
         for i, kv in enumerate(kk.tolist()):
             for c in range(4):
@@ -316,9 +354,6 @@ def table_metrics(
             row[f"within_all({pv:g})"] = float(withins[-1][i, 0])
             row[f"within_nonzero({pv:g})"] = float(withins[-1][i, 1])
         rows.append(row)
-    _, aligned = align_counts([original.index] + [s.index for s in syn], [original.counts] + [s.counts for s in syn])
-    f_all = aligned[0].astype(np.float64)
-    g_mean = np.mean(aligned[1:], axis=0)
     tau_arr = np.array(taus)
     within_arr = np.array(withins)
     cols = ["tau1", "tau2", "tau3", "tau4"]
@@ -326,16 +361,16 @@ def table_metrics(
     with warnings.catch_warnings():  # all-NaN columns (no cell of size k) stay NaN
         warnings.simplefilter("ignore", RuntimeWarning)
         tau_mean = np.nanmean(tau_arr, axis=0)
-        tau_sd = np.nanstd(tau_arr, axis=0, ddof=1) if len(syn) > 1 else np.full(tau_arr.shape[1:], np.nan)
+        tau_sd = np.nanstd(tau_arr, axis=0, ddof=1) if pairs.m > 1 else np.full(tau_arr.shape[1:], np.nan)
     return TableMetrics(
-        m=len(syn),
+        m=pairs.m,
         n_cells=n,
-        total=float(original.total),
+        total=total,
         tau=pd.DataFrame(tau_mean, index=kidx, columns=cols),
         tau_sd=pd.DataFrame(tau_sd, index=kidx, columns=cols),
         within=pd.DataFrame(within_arr.mean(axis=0), index=pd.Index(pp, name="p"), columns=["all", "nonzero"]),
-        per_implicate=pd.DataFrame(rows, index=pd.RangeIndex(1, len(syn) + 1, name="implicate")),
-        squared_error_of_mean=float(np.sum((g_mean - f_all) ** 2)),
+        per_implicate=pd.DataFrame(rows, index=pd.RangeIndex(1, pairs.m + 1, name="implicate")),
+        squared_error_of_mean=float(pairs.squared_error_of_mean),
         trim=trim,
     )
 
