@@ -1,11 +1,12 @@
 # Two commands on a fresh machine:
 #   make demo   create .venv, install cellsafe, run the demo
 #   make test   install cellsafe with its test extras into .venv and run the test suite
+#   make test-fast   the same without the tests marked slow (Spark, browser, long statistical checks)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean java chromium
+.PHONY: demo test test-fast bench clean java chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +37,10 @@ chromium:
 
 test: $(VENV)/.installed-test java chromium
 	$(BIN)/python -m pytest -q
+
+# What developers run between changes: every test not marked slow (CI runs them all with make test).
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run.py

@@ -62,6 +62,7 @@ def test_json_summary(files, capsys):
     assert out["risk"]["membership"]["auc"] is not None
 
 
+@pytest.mark.slow
 def test_text_output_and_plots(files, capsys, tmp_path):
     rc = main(
         [

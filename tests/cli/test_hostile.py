@@ -672,6 +672,7 @@ def test_two_writers_of_one_output(tmp_path, output):
     assert not list(tmp_path.rglob(".*"))
 
 
+@pytest.mark.slow
 def test_many_writers_of_one_output_exactly_one_succeeds(tmp_path):
     _files(tmp_path)
     argv = ["synthesize", str(tmp_path / "freq.csv"), "--variables", "sex,age", "--count", "count",

@@ -33,6 +33,7 @@ def test_release_matches_cellkey(tmp_path):
     assert params["ptable"]["class"] == "MagnitudePTable"
 
 
+@pytest.mark.slow
 def test_generated_ptable_seeded_keys_and_holdings(tmp_path):
     """No key column: keys drawn from --seed (the same seed, the same release); firms as holdings."""
     df = pd.read_csv(RECORDS)

@@ -192,6 +192,7 @@ def test_discrete_gaussian_vector_at_tiny_epsilon_is_calibrated_on_delta(epsilon
     assert out.dtype == np.int64
 
 
+@pytest.mark.slow
 def test_discrete_gaussian_at_tiny_epsilon_single_count_is_real_noise():
     # one count: the exact profile needs sigma ~ 0.4 / delta whatever epsilon (delta dominates)
     sigma = discrete_gaussian_sigma(1e-30, 1e-3)

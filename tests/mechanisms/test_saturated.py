@@ -45,6 +45,7 @@ def esc():
 
 
 # ---------------------------------------------------------------------- reproducibility
+@pytest.mark.slow
 def test_same_rng_same_tables_and_block_order_does_not_matter():
     table = _random_table(shape=(60, 50, 400), p_nonzero=0.2, structural=50)  # 1.2M cells: two blocks
     assert n_blocks(table.n_cells) == 2

@@ -7,6 +7,8 @@ made by tests/reference/suppression/make_hypercube_table.py and make_hypercube.R
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 import numpy as np

@@ -234,6 +234,7 @@ def _small_magnitude(draw):
     return df, [rule, "freq<=1"]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_small_magnitude())
 def test_random_small_magnitude_tables_keep_the_promise(case):

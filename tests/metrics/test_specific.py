@@ -83,6 +83,7 @@ def test_against_hand_computation():
     assert_allclose(part.to_frame()["se_synthetic"], np.sqrt(v.mean(axis=0) + b / 3))
 
 
+@pytest.mark.slow
 def test_mean_overlap_falls_as_nbi_sigma_rises(esc):
     """003 Fig. 4: utility falls with sigma; the all-two-way model of ethnicity x age x language."""
     means = []

@@ -25,6 +25,7 @@ def _labelled(fig):
             assert ax.get_xlabel() and ax.get_ylabel()
 
 
+@pytest.mark.slow
 def test_frontier_figure(tmp_path):
     f = frontier(SIZES, families=["poisson", "nbi", "gaf"], n=12)
     fig = plot_frontier(f, path=tmp_path / "frontier")

@@ -42,6 +42,7 @@ def test_a_rule_on_survey_like_data_is_never_broken_in_100_implicates():
     assert any((s["Pulse"] > 90).any() for s in implicates)
 
 
+@pytest.mark.slow
 def test_a_fixing_rule_leaves_its_records_out_of_the_model():
     data = survey_like()
     with warnings.catch_warnings():

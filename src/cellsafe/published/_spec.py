@@ -261,7 +261,7 @@ class Publication:
                 raise DataError(f"inner_index must hold flat indices in [0, {n_cells}).")
         if idx.size == 0:
             raise DataError("the publication has no inner cells.")
-        codes = unravel(idx, shape)
+        codes: np.ndarray | None = None
         rows, cols, crossing_of, margin_of = [], [], [], []
         offset = 0
         n = idx.shape[0]
@@ -269,11 +269,18 @@ class Publication:
         for k, c in enumerate(crossings):
             if all(terms[t][2] is None for t in c):
                 pos = [names.index(v) for v in c]
-                keys = ravel(codes[:, pos], [shape[p] for p in pos]) if pos else np.zeros(n, dtype=INDEX_DTYPE)
+                if pos == list(range(len(names))):  # every variable in order: the keys are the flat indices
+                    keys = idx
+                elif pos:
+                    codes = unravel(idx, shape) if codes is None else codes
+                    keys = ravel(codes[:, pos], [shape[p] for p in pos])
+                else:
+                    keys = np.zeros(n, dtype=INDEX_DTYPE)
                 r = arange
             else:
+                codes = unravel(idx, shape) if codes is None else codes
                 r, keys = _expand(codes, [(names.index(terms[t][0]), terms[t][1], terms[t][2]) for t in c])
-            uniq, inv = np.unique(keys, return_inverse=True)
+            uniq, inv = _unique_inverse(keys)
             rows.append(r)
             cols.append(offset + inv.reshape(-1))
             crossing_of.append(np.full(uniq.shape[0], k, dtype=np.int64))
@@ -304,10 +311,11 @@ class Publication:
     def _by_cell(self) -> tuple[np.ndarray, np.ndarray]:
         """X in compressed-column form without scipy: inner rows grouped by published cell, and the group starts."""
         rows, cols = self.incidence
-        order = np.argsort(cols, kind="stable")
         starts = np.zeros(self.n_published + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=self.n_published), out=starts[1:])
-        return _ro(rows[order]), _ro(starts)
+        if cols.size < 2 or np.all(cols[1:] >= cols[:-1]):  # already by published cell (one crossing)
+            return rows, _ro(starts)
+        return _ro(rows[np.argsort(cols, kind="stable")]), _ro(starts)
 
     def sum_by_cell(self, inner: np.ndarray) -> np.ndarray:
         """For each published cell, the sum of ``inner`` over its inner cells, in the dtype of ``inner``.
@@ -318,6 +326,8 @@ class Publication:
         rows, starts = self._by_cell
         if rows.shape[0] == 0:
             return np.zeros(self.n_published, dtype=inner.dtype)
+        if rows.shape[0] == self.n_published:  # one inner cell per published cell: nothing to add
+            return inner[rows]
         return np.add.reduceat(inner[rows], starts[:-1])
 
     # ------------------------------------------------------------------ sizes
@@ -357,6 +367,8 @@ class Publication:
         """
         if isinstance(values, CountTable):
             self._check_table(values)
+            if values.is_integer and (values.index is self.inner_index or np.array_equal(values.index, self.inner_index)):
+                return self.sum_by_cell(np.asarray(values.counts, dtype=np.int64))  # a publication of this table's cells
             y = values.lookup(self.inner_index)
             # both sorted: a binary search, not a hash-based set difference
             pos = np.minimum(np.searchsorted(self.inner_index, values.index), self.n_inner - 1)
@@ -656,6 +668,30 @@ def _expand(codes: np.ndarray, parts: list[tuple[int, int, Any]]) -> tuple[np.nd
         within = np.arange(r.shape[0]) - np.repeat(np.cumsum(cnt) - cnt, cnt)
         key = key * size + M.indices[np.repeat(first, cnt) + within]
     return r, key
+
+
+def _unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys and the position of each key among them (``np.unique(keys, return_inverse=True)``).
+
+    By a stable sort, or none for keys already in order (numpy's unique hashes int64 keys, several
+    times slower).
+    """
+    keys = np.asarray(keys)
+    if keys.size == 0:
+        return keys, np.zeros(0, dtype=np.int64)
+    if np.all(keys[1:] >= keys[:-1]):
+        first = np.empty(keys.size, dtype=bool)
+        first[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        return keys[first], np.cumsum(first) - 1
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    first = np.empty(sk.size, dtype=bool)
+    first[0] = True
+    np.not_equal(sk[1:], sk[:-1], out=first[1:])
+    inv = np.empty(keys.size, dtype=np.int64)
+    inv[order] = np.cumsum(first) - 1
+    return sk[first], inv
 
 
 def _residual_of_best_fit(X: Any, z: np.ndarray) -> float:
