@@ -1,15 +1,16 @@
 """Benchmark: the published-table methods side by side with what statistics offices run instead.
 
-1. Cell key method against the ONS ``cell_key_perturbation`` package (3.1.0, its 10-5 ptable):
-   5e6 records with an integer record key 0..255 over variables of 300 x 20 x 4 x 19 categories,
-   in Parquet; a 2-way (area x eth) and a 4-way publication.  Whole process (``cellsafe publish``
-   against a Python script calling the package, both from the same file) and in the call (both on
-   the same pandas DataFrame); peak memory of each process; outputs compared cell by cell.  From
-   Parquet, ``cellsafe publish`` counts the records and sums their keys from the file's dictionary
-   codes (pyarrow and ``bincount``), writes the CSV from coded labels and never imports pandas; the
-   ONS script reads with pandas.  The in-call figure is the library on a DataFrame (DuckDB's
-   ``GROUP BY``).  cellsafe's modules are byte-compiled first, as an installed package's are (the
-   ONS package's are, by pip), so that neither side pays for compiling its sources.
+1. Cell key method against the ONS ``cell_key_perturbation`` package (3.1.0, its 10-5 ptable, in its
+   own venv: ``CELLSAFE_ONS_PYTHON`` or /work/peers/ons): 5e6 records with an integer record key
+   0..255 over variables of 300 x 20 x 4 x 19 categories; a 2-way (area x eth) and a 4-way
+   publication; on three inputs: text columns in Parquet (dictionary-encoded), the same records with
+   integer-coded categories in Parquet, and a pandas frame handed to the library in the call.  Whole
+   processes: ``cellsafe publish`` from the file, or a script reading the frame with pandas and
+   calling ``CellKeyMethod.perturb`` (``ckm_frame.py``), against the ONS script (``peer_ons_ckm.py``:
+   pandas reads the file, then the package's call); CPU seconds (the figure to compare on a shared
+   machine), wall seconds and peak memory, with the in-call CPU seconds for the frame; outputs
+   compared cell by cell.  cellsafe's modules are byte-compiled first, as an installed package's
+   are (the ONS package's are, by pip), so that neither side pays for compiling its sources.
 2. Small count rounding against R's SmallCountRounding (``PLSrounding``, base 3): 1e6 records over
    6 variables of 50 x 2 x 21 x 8 x 10 x 15 categories (chosen so that the publication
    ``(geo+sex+age+edu+occ+cob)^3`` has 71,052 non-empty cells, near the 70,825 of the reference run),
@@ -19,7 +20,7 @@ A peer that is not installed is skipped with a message (``pip install cell_key_p
 R with SSBtools and SmallCountRounding, see the project's peers notes).  The data are generated
 (seeded) in a temporary folder.
 
-Run: ``python benchmarks/bench_peers_published.py``
+Run: ``python benchmarks/bench_peers_published.py [ckm] [scr]`` (both by default)
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _timing import run_process, timed
+from _timing import measure_process, run_process
 
 HERE = Path(__file__).resolve().parent
 PTABLE = HERE.parent / "tests" / "reference" / "ons_ptable" / "ptable_10_5_rule.csv"
@@ -80,42 +81,68 @@ def _byte_compile_cellsafe() -> None:
     compileall.compile_dir(Path(cellsafe.__file__).parent, quiet=1)
 
 
-def cell_key_method(folder: Path) -> None:
+def _ons_python() -> str | None:
+    """The interpreter with the ONS package: $CELLSAFE_ONS_PYTHON, /work/peers/ons (its own venv), or this one."""
+    import os
+    import subprocess
+
+    for py in (os.environ.get("CELLSAFE_ONS_PYTHON"), "/work/peers/ons/bin/python", sys.executable):
+        if py and Path(py).exists():
+            ok = subprocess.run([py, "-c", "import cell_key_perturbation"], capture_output=True).returncode == 0
+            if ok:
+                return py
+    return None
+
+
+def _integer_coded(text: Path, path: Path) -> None:
+    """The same records with each category stored as its integer code (E017 -> 17), as many offices store them."""
+    df = pd.read_parquet(text)
+    pd.DataFrame({c: (df[c].str[1:].astype(np.int64) if c != "record_key" else df[c]) for c in df.columns}).to_parquet(
+        path, index=False)
+
+
+def cell_key_method(folder: Path, repeat: int = 3) -> None:
+    """The cell key method on three inputs: text Parquet, integer-coded Parquet, a pandas frame in the call."""
     print("cell key method vs ONS cell_key_perturbation (5e6 records, 10-5 ptable)")
-    if importlib.util.find_spec("cell_key_perturbation") is None:
-        print("  skipped: the ONS package is not installed (pip install cell_key_perturbation==3.1.0)")
+    ons = _ons_python()
+    if ons is None:
+        print("  skipped: the ONS package is not installed (pip install cell_key_perturbation==3.1.0 in a venv; "
+              "point CELLSAFE_ONS_PYTHON at its python)")
         return
-    from importlib.metadata import version
+    import subprocess
 
-    from cell_key_perturbation.create_perturbed_table import create_perturbed_table
-
-    from cellsafe.mechanisms.cellkey import CellKeyMethod
-    from cellsafe.mechanisms.ptable import PTable
-
-    records = folder / "records.parquet"
-    _ckm_records(records)
+    version = subprocess.run([ons, "-c", "from importlib.metadata import version; print(version('cell_key_perturbation'))"],
+                             capture_output=True, text=True).stdout.strip()
+    text, ints = folder / "records.parquet", folder / "records_int.parquet"
+    _ckm_records(text)
+    _integer_coded(text, ints)
     _byte_compile_cellsafe()
-    print(f"  cell_key_perturbation {version('cell_key_perturbation')}")
-    data = pd.read_parquet(records)
-    ptable_df = pd.read_csv(PTABLE)
+    print(f"  cell_key_perturbation {version} ({ons}); figures: best CPU seconds of {repeat} whole processes "
+          "(user + system, getrusage of the children), wall seconds, peak resident memory")
     for names in (["area", "eth"], ["area", "eth", "sex", "age"]):
-        label = f"{len(names)}-way ({' x '.join(names)})"
-        ours, theirs = folder / "cellsafe.csv", folder / "ons.csv"
-        t_ons, m_ons, _ = run_process([sys.executable, HERE / "peer_ons_ckm.py", records, PTABLE, ",".join(names), theirs], 3)
         formula = ":".join(names) + " - 1"
-        t_cs, m_cs, _ = run_process(
-            [*CLI, "publish", records, "--variables", ",".join(names), "--formula", formula, "--method", "ckm",
-             "--ptable", PTABLE, "--record-key", "record_key", "--output", ours, "--overwrite", "--quiet"], 3)
-        same = _same_release(ours, theirs, names)
-        ckm = CellKeyMethod(PTable.read(PTABLE), formula)
-        call_cs = min(timed(ckm.perturb, data, variables=names, record_key="record_key")[1] for _ in range(3))
-        call_ons = min(
-            timed(create_perturbed_table, data, ptable_df, geog=names[:1], tab_vars=names[1:], record_key="record_key")[1]
-            for _ in range(2)
-        )
-        print(f"  {label}: whole process cellsafe {t_cs:.2f} s ({m_cs:.0f} MB), ONS {t_ons:.2f} s ({m_ons:.0f} MB): "
-              f"ratio ONS / cellsafe = {t_ons / t_cs:.2f}; in the call {call_cs:.2f} s vs {call_ons:.2f} s: "
-              f"ratio {call_ons / call_cs:.2f}; identical releases: {same}")
+        for label, records, ours_argv in (
+            ("text Parquet", text, None),
+            ("integer Parquet", ints, None),
+            ("pandas frame in the call", text, [sys.executable, HERE / "ckm_frame.py"]),
+        ):
+            ours, theirs = folder / "cellsafe.csv", folder / "ons.csv"
+            m_ons = measure_process([ons, HERE / "peer_ons_ckm.py", records, PTABLE, ",".join(names), theirs], repeat)
+            if ours_argv is None:
+                argv = [*CLI, "publish", records, "--variables", ",".join(names), "--formula", formula, "--method", "ckm",
+                        "--ptable", PTABLE, "--record-key", "record_key", "--output", ours, "--overwrite", "--quiet"]
+            else:
+                argv = [*ours_argv, records, PTABLE, ",".join(names), ours]
+            m_cs = measure_process(argv, repeat)
+            same = _same_release(ours, theirs, names)
+            call = ""
+            if ours_argv is not None:
+                call_cs = float(m_cs.stderr.split("call")[-1].split()[0])
+                call_ons = float(m_ons.stderr.split("call")[-1].split()[0])
+                call = f"; in the call {call_cs:.3f} s vs {call_ons:.3f} s CPU/wall: {call_ons / call_cs:.1f}x"
+            print(f"  {len(names)}-way, {label}: cellsafe {m_cs}, ONS {m_ons}: ONS / cellsafe = "
+                  f"{m_ons.cpu / m_cs.cpu:.2f}x CPU, {m_ons.wall / m_cs.wall:.2f}x wall{call}; identical: {same}; "
+                  f"load {m_cs.load:.1f}", flush=True)
 
 
 # (geo+sex+age+edu+occ+cob)^3 over these sizes: 72,244 possible published cells, 71,052 non-empty in the data
@@ -156,9 +183,12 @@ def small_count_rounding(folder: Path) -> None:
 
 
 def main() -> None:
+    which = sys.argv[1:] or ["ckm", "scr"]
     with tempfile.TemporaryDirectory() as tmp:
-        cell_key_method(Path(tmp))
-        small_count_rounding(Path(tmp))
+        if "ckm" in which:
+            cell_key_method(Path(tmp))
+        if "scr" in which:
+            small_count_rounding(Path(tmp))
 
 
 if __name__ == "__main__":

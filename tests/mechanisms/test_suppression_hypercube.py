@@ -7,13 +7,12 @@ made by tests/reference/suppression/make_hypercube_table.py and make_hypercube.R
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
 import numpy as np
 import pytest
 import pandas as pd
+import pytest
 from numpy.testing import assert_array_equal
 
 from cellsafe import CountTable
