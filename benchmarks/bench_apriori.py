@@ -1,6 +1,7 @@
 """A priori metrics, tuning and the frontier against Monte Carlo estimates of the same numbers.
 
-Run: python benchmarks/bench_apriori.py
+Run: python benchmarks/bench_apriori.py  (``mc``: every metric of assess against 100 Monte Carlo implicates,
+in the call and whole process)
 
 Each line times an a priori computation on the ESC-like table (3.47 million cells) and a Monte
 Carlo estimate of the same quantity in the same process (synthesize, then measure), and prints
@@ -87,5 +88,76 @@ def main() -> None:
         print(f"{name:32s} {a:9.3f}s {mc:11.3f}s {mc / a:12.1f}x {target:7.2f}s {flag}")
 
 
+def assess_against_monte_carlo(m: int = 100) -> None:
+    """Every metric of ``cellsafe assess`` against ``m`` Monte Carlo implicates, ESC-like, alpha 0.01 (issue 25).
+
+    In the call: ``apriori.assess`` (tau, squared error, total, Hellinger, within p%) against ``m``
+    draws each measured by ``table_metrics`` (CPU seconds; the Monte Carlo time is that of 5
+    implicates times m / 5).  Whole process: ``cellsafe assess --json`` against ``cellsafe
+    synthesize -m 100`` followed by ``cellsafe evaluate --json`` of the 100 files (CPU seconds,
+    getrusage of the children).  The a priori values are printed beside the Monte Carlo means.
+    """
+    import os
+    import shutil
+    import sys
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from _timing import measure_process
+
+    from cellsafe import apriori
+    from cellsafe.datasets import esc_like
+    from cellsafe.distributions import NBI, PIG, Poisson
+    from cellsafe.mechanisms.saturated import SaturatedSynthesizer
+    from cellsafe.metrics import table_metrics
+
+    table = esc_like()
+    print(f"a priori against {m} Monte Carlo implicates, ESC-like, alpha 0.01, load {os.getloadavg()[0]:.1f}")
+    for label, dist, cli in (("Poisson", Poisson(), ["--distribution", "poisson"]),
+                             ("NBI sigma 1", NBI(1.0), ["--distribution", "nbi", "--sigma", "1"]),
+                             ("PIG sigma 1", PIG(1.0), ["--distribution", "pig", "--sigma", "1"])):
+        mech = SaturatedSynthesizer(dist, alpha=0.01)
+        apriori.assess(table, mech)
+        t_a = min(_cpu(lambda: apriori.assess(table, mech)) for _ in range(3))
+        a = apriori.assess(table, mech)
+        t0 = time.process_time()
+        emp = table_metrics(table, list(mech.implicates(table, 5, rng=1)))
+        t_mc = (time.process_time() - t0) * m / 5
+        print(f"  {label}: in the call {t_a:.3f} s CPU against {t_mc:.1f} s for {m} implicates: {t_mc / t_a:.0f}x; "
+              f"tau4(1) {a.tau.at[1, 'tau4']:.4f} vs {emp.tau.at[1, 'tau4']:.4f}, Hellinger utility "
+              f"{a.hellinger.utility:.5f} vs {emp.hellinger_utility:.5f}, within 10% "
+              f"{a.within.at[10.0, 'nonzero']:.4f} vs {emp.within.at[10.0, 'nonzero']:.4f}", flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            csv = Path(tmp) / "esc.csv"
+            table.to_frame().to_csv(csv, index=False)
+            names = ",".join(table.names)
+            base = [sys.executable, "-m", "cellsafe.cli.main"]
+            ours = measure_process([*base, "assess", csv, "--variables", names, "--count", "count", *cli,
+                                    "--alpha", "0.01", "--json"], 3)
+            syn = measure_process([*base, "synthesize", csv, "--variables", names, "--count", "count", *cli,
+                                   "--alpha", "0.01", "-m", m, "--seed", 1, "--output", Path(tmp) / "mc", "--quiet"], 1)
+            files = sorted(str(p) for p in (Path(tmp) / "mc").glob("synthetic_*.csv"))
+            ev = measure_process([*base, "evaluate", csv, *files, "--variables", names, "--count", "count",
+                                  "--synthetic-count", "count", "--json", "--quiet"], 1)
+            shutil.rmtree(Path(tmp) / "mc", ignore_errors=True)
+            mc = syn.cpu + ev.cpu
+            print(f"    whole process: cellsafe assess {ours}; synthesize -m {m} {syn} + evaluate {ev} = {mc:.1f} s CPU: "
+                  f"{mc / ours.cpu:.0f}x; load {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def _cpu(fn) -> float:
+    import time
+
+    t0 = time.process_time()
+    fn()
+    return time.process_time() - t0
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["mc"]:
+        assess_against_monte_carlo()
+    else:
+        main()

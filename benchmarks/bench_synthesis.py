@@ -11,6 +11,10 @@ as a second opinion.
 
 Targets (issue: one block scheme, synthesis faster than R): at least 1.5x faster than R for
 Poisson, 3x for NBI and PIG; within 2x of the floor.
+
+``python benchmarks/bench_synthesis.py whole`` compares whole processes instead: ``cellsafe
+synthesize`` on the table's CSV against an R script reading, drawing and writing it
+(``synthesize_table.R``), in CPU seconds.
 """
 
 from __future__ import annotations
@@ -115,5 +119,39 @@ def main() -> None:
         )
 
 
+def whole_process(repeat: int = 5) -> None:
+    """``cellsafe synthesize`` on the ESC-like frequency table (CSV, 338,301 cells, alpha 0) against the R script a
+    user would write instead (``synthesize_table.R``: data.table's fread, rpois / rnbinom / actuar's
+    rpoisinvgauss, fwrite), each a whole process: best CPU seconds of ``repeat`` runs (getrusage of the
+    children), with wall seconds and peak memory.  Target (issue 25): cellsafe within 1.5x of R's CPU."""
+    import os
+    import sys
+
+    from _timing import measure_process
+
+    rscript = shutil.which("Rscript")
+    table = cellsafe.datasets.esc_like()
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / "esc.csv"
+        table.to_frame().to_csv(csv, index=False)
+        names = ",".join(table.names)
+        print(f"whole process on {csv.name} ({table.nnz:,} cells), load {os.getloadavg()[0]:.1f}: best CPU of {repeat}")
+        for family, extra in (("poisson", []), ("nbi", ["--sigma", str(SIGMA)]), ("pig", ["--sigma", str(SIGMA)])):
+            ours = measure_process([sys.executable, "-m", "cellsafe.cli.main", "synthesize", csv, "--variables", names,
+                                    "--count", "count", "--distribution", family, *extra, "--seed", 1, "--output",
+                                    Path(tmp) / "out", "--overwrite", "--quiet"], repeat)
+            line = f"  {family:8s} cellsafe {ours}"
+            if rscript:
+                theirs = measure_process([rscript, HERE / "synthesize_table.R", csv, Path(tmp) / "r.csv", family, SIGMA, 1],
+                                         repeat)
+                line += f"; R {theirs}: cellsafe / R = {ours.cpu / theirs.cpu:.2f}x CPU (target 1.5x)"
+            print(line + f"; load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["whole"]:
+        whole_process()
+    else:
+        main()
