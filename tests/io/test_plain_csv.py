@@ -72,6 +72,7 @@ def _duckdb_columns(path):
         "a,b\nx,1\n\ny,2\n",  # an empty line
         "a,b\nx,\n",  # an empty field: missing to DuckDB
         "a,a\nx,1\n",  # duplicate names
+        "a,A\nx,1\n",  # names equal but for case (DuckDB's names ignore case)
         "\ufeffa,b\nx,1\n",  # a byte-order mark
         "a,b\nx,1,2\n",  # a ragged row
         "a,b\n",  # no data

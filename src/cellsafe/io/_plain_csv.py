@@ -5,7 +5,8 @@ DuckDB is the reference reader of CSV files (:mod:`cellsafe.io._duckdb`): it det
 more than reading a table of a few hundred thousand cells.  A *plain* file leaves nothing to
 detect: comma-separated, no quote character of either kind, none of DuckDB's other candidate
 delimiters (``;``, tab, ``|``), no ``#``, no carriage return, no NUL, no byte-order mark, no empty
-line, a header of distinct non-empty names.  DuckDB's sniffer then has one consistent reading (the
+line, a header of distinct non-empty names (case aside).  Anything else, including what
+:func:`cellsafe.io.check_csv` refuses, goes through DuckDB's path and its checks.  DuckDB's sniffer then has one consistent reading (the
 commas), and so has Arrow's reader with commas and no quoting: the same fields, byte for byte.
 A field DuckDB would read as missing (empty) and anything the checks do not settle send the file
 to DuckDB, whose messages name the row.
@@ -64,7 +65,8 @@ def _plain_names(data: bytes) -> list[str] | None:
         names = first.decode("utf-8").split(",")
     except UnicodeDecodeError:
         return None
-    if len(names) < 2 or not all(names) or len(set(names)) != len(names) or len(data) <= len(first) + 1:
+    # distinct names, case aside (DuckDB's names ignore case: io.check_csv refuses such a header)
+    if len(names) < 2 or not all(names) or len({n.lower() for n in names}) != len(names) or len(data) <= len(first) + 1:
         return None
     return names
 
