@@ -120,15 +120,25 @@ def ks_distance(a: np.ndarray, b: np.ndarray) -> float:
 
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     """Area under the ROC curve: P(score of a positive > score of a negative) + ties / 2."""
-    from scipy.stats import rankdata
-
     labels = np.asarray(labels, dtype=bool)
     n1 = int(labels.sum())
     n0 = labels.size - n1
     if n1 == 0 or n0 == 0:
         return np.nan
-    r = rankdata(scores)
+    r = _average_ranks(np.asarray(scores, dtype=np.float64))
     return float((r[labels].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank (scipy.stats.rankdata's default, without importing scipy.stats)."""
+    order = np.argsort(x, kind="mergesort")
+    s = x[order]
+    first = np.r_[True, s[1:] != s[:-1]]
+    starts = np.flatnonzero(first)
+    ends = np.r_[starts[1:], s.size]
+    ranks = np.empty(s.size)
+    ranks[order] = ((starts + ends + 1) / 2.0)[np.cumsum(first) - 1]
+    return ranks
 
 
 # --------------------------------------------------------------------------- design matrices
@@ -200,12 +210,13 @@ def _rank(x: np.ndarray) -> int:
     return int(np.sum(w > w.max() * 1e-10))
 
 
-def _fit_logit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Coefficients (intercept first) of a logistic fit by Newton-Raphson."""
+def _fit_logit(x: np.ndarray, y: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+    """Coefficients (intercept first) of a logistic fit by Newton-Raphson (from ``start`` when given)."""
     xi = np.column_stack([np.ones(x.shape[0]), x])
     # A very weak ridge on the standardized columns only keeps coefficients finite when a category
     # occurs in one data set alone; elsewhere it does not move the fitted propensities.
-    fit = fit_logistic(xi, y.astype(np.float64), ridge=1e-3, max_iter=30, tol=1e-7, warn=False)
+    fit = fit_logistic(xi, y.astype(np.float64), ridge=1e-3, max_iter=30, tol=1e-7, warn=False, start=start,
+                       standard_errors=False)
     return fit.coef, fit.converged
 
 
@@ -342,7 +353,8 @@ def propensity_metrics(
         k = _rank(x) + 1
         beta, conv = _fit_logit(x, y)
         p = _predict_logit(beta, x)
-        beta_t, conv_t = _fit_logit(x[train], y[train])
+        # the training records' fit starts from all records' (the two share most records: a few steps)
+        beta_t, conv_t = _fit_logit(x[train], y[train], start=beta)
         p_test = _predict_logit(beta_t, x[test])
         pmse = float(np.mean((p - c) ** 2))
         scale = (1 - c) ** 2 * c / n
