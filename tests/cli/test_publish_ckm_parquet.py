@@ -47,3 +47,19 @@ def test_same_file_as_the_frame_and_no_pandas(tmp_path):
     escaped = tmp_path / "escaped.csv"
     assert main([*argv[:-3], "--output", str(escaped), "--quiet", "--escape-formulas"]) == 0
     assert "'=1+1" in escaped.read_text() and "\n=1+1" not in escaped.read_text()
+
+
+def test_write_csv_is_the_release_frame_csv(tmp_path):
+    """PublishedTable.write_csv (coded labels) writes what release_frame().to_csv writes, escaped or not."""
+    records = tmp_path / "r.parquet"
+    _records(records)
+    res = CellKeyMethod(PTable.read(ONS), FORMULA).perturb(pd.read_parquet(records), variables=["area", "eth", "sex"],
+                                                          record_key="record_key")
+    for escape in (False, True):
+        ours, theirs = tmp_path / f"ours{escape}.csv", tmp_path / f"theirs{escape}.csv"
+        res.write_csv(ours, escape_formulas=escape)
+        from cellsafe.io import neutralise_formulas
+
+        frame = res.release_frame()
+        (neutralise_formulas(frame) if escape else frame).to_csv(theirs, index=False)
+        assert ours.read_bytes() == theirs.read_bytes()

@@ -193,6 +193,27 @@ class PublishedTable(Result):
                 out["count"] = values.round().astype("Int64")
         return out
 
+    def write_csv(self, path: Any, *, escape_formulas: bool = False) -> None:
+        """Write :meth:`release_frame` as CSV, the bytes ``release_frame().to_csv(path, index=False)`` writes.
+
+        A release of counts goes straight from the publication's coded labels to the file
+        (:func:`cellsafe.io.write_coded_csv`: each label formatted once), without the frame.
+        ``escape_formulas`` neutralises text cells a spreadsheet would run as formulas
+        (:func:`cellsafe.io.neutralise_formulas`).
+        """
+        from ..io import CodedColumn, neutralise_formulas, write_coded_csv
+
+        pub = self.publication
+        if self.measure == "count" and getattr(self, "suppression", None) is None:
+            coded = pub.cell_codes()
+            name = next(n for n in ("table", "table_id", "table_id_") if n not in coded and n != "count")
+            crossings = [":".join(c) if c else "Total" for c in pub.crossings]
+            columns = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()), self.released]
+            if write_coded_csv(path, [name, *coded, "count"], columns, escape_formulas=escape_formulas):
+                return
+        frame = self.release_frame()
+        (neutralise_formulas(frame) if escape_formulas else frame).to_csv(path, index=False)
+
     def inner_table(self) -> CountTable:
         """The released inner cells as a table (methods that change inner cells only)."""
         if self.inner_released is None:
