@@ -25,7 +25,6 @@ Run: ``python benchmarks/bench_peers_published.py [ckm] [scr]`` (both by default
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
 import tempfile

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import cellsafe
-from cellsafe import apriori, dp, engines, fitting, metrics, table, tuning
+from cellsafe import apriori, dp, fitting, metrics, table, tuning
 from cellsafe._results import Result
 from cellsafe.distributions import NBI, Poisson
 from cellsafe.mechanisms import CellKeyMethod, CellSuppression, PTable, SmallCountRounding

@@ -208,7 +208,8 @@ class PublishedTable(Result):
             coded = pub.cell_codes()
             name = next(n for n in ("table", "table_id", "table_id_") if n not in coded and n != "count")
             crossings = [":".join(c) if c else "Total" for c in pub.crossings]
-            columns = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()), self.released]
+            columns: list[Any] = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()),
+                                  self.released]
             if write_coded_csv(path, [name, *coded, "count"], columns, escape_formulas=escape_formulas):
                 return
         frame = self.release_frame()
