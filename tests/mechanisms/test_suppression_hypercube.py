@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pandas as pd
-import pytest
 from numpy.testing import assert_array_equal
 
 from cellsafe import CountTable
