@@ -118,3 +118,69 @@ def measure_process(argv: list, repeat: int = 3) -> Measured:
         err = r.stderr
     return Measured(min(x[0] for x in runs), min(x[1] for x in runs), max(x[2] for x in runs), os.getloadavg()[0],
                     err, runs)
+
+
+def _tree_cpu(root: int, seen: dict) -> int:
+    """Add to ``seen`` ((pid, start time) -> CPU seconds) the processes below ``root`` and their own CPU so far;
+    return their resident memory in bytes now."""
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append((int(pid), fields))
+    todo, rss = [root], 0
+    while todo:
+        for pid, fields in children.get(todo.pop(), []):
+            # fields[11], [12]: utime, stime; [19]: start time (a pid reused later is another process); [21]: rss pages
+            seen[(pid, fields[19])] = (int(fields[11]) + int(fields[12])) / tick
+            rss += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            todo.append(pid)
+    return rss
+
+
+def measure_tree(argv: list, interval: float = 0.1) -> Measured:
+    """One run of a command whose work is done by processes nobody waits for (Spark's JVM): CPU seconds are the
+    larger of getrusage of the waited-for children and the sum of every descendant's own CPU time as last sampled
+    (every ``interval`` seconds from /proc; what a process spends after its last sample is missed), with wall
+    seconds, peak resident memory (the larger of the waited-for processes' peak and the sampled sum of the whole
+    tree's resident sets) and the load average after the run."""
+    import os
+    import resource
+    import subprocess
+    import time
+
+    seen: dict = {}
+    peak = 0
+    t0 = time.perf_counter()
+    p = subprocess.Popen([str(a) for a in argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    import threading
+
+    err: list = []
+    reader = threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True)
+    reader.start()
+    while p.poll() is None:
+        rss = _tree_cpu(p.pid, seen)
+        try:
+            with open(f"/proc/{p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            seen[(p.pid, fields[19])] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            peak = max(peak, rss + int(fields[21]) * os.sysconf("SC_PAGE_SIZE"))
+        except OSError:
+            pass
+        time.sleep(interval)
+    wall = time.perf_counter() - t0
+    reader.join()
+    if p.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed: {''.join(err)[-2000:]}")
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)  # this process's waited-for children so far: call once per process
+    cpu = max(u.ru_utime + u.ru_stime, sum(seen.values()))
+    mb = max(u.ru_maxrss / 1024, peak / 2**20)
+    return Measured(wall, cpu, mb, os.getloadavg()[0], "".join(err), [(wall, cpu, mb)])

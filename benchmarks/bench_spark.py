@@ -8,6 +8,12 @@ records grow (it holds categories, seeds and cell sizes, never records).  Each s
 own, and the local comparison in another one, so that the driver's figure is the driver's alone.
 
 Usage: ``python benchmarks/bench_spark.py [n_records ...]`` (default 1e7 5e7).
+
+``python benchmarks/bench_spark.py cli RECORDS VAR,VAR,...`` times whole commands instead (issue 25: describe and
+synthesize of about 3e5 records under 20 s on local[2]): ``cellsafe describe`` and ``cellsafe synthesize`` (NBI,
+sigma 1, one implicate) with ``--engine spark --spark-master local[2]`` and with the local engine, one run each in a
+process of its own.  CPU seconds include the JVM's (``_timing.measure_tree``: Spark's JVM is a process nobody waits
+for, so getrusage of the children misses it); memory is the sampled resident sum of the command's processes.
 """
 
 from __future__ import annotations
@@ -130,8 +136,38 @@ def main(sizes: list[int] | None = None) -> None:
         print(f"   driver peak, largest / smallest run: {max(peaks) / min(peaks):.2f}x (flat: <= 1.2x)")
 
 
+_CLI_ONE = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from _timing import measure_tree
+load = os.getloadavg()[0]
+m = measure_tree(sys.argv[3:])
+print(f"{sys.argv[2]}: {m} (load {load:.1f} -> {m.load:.1f})", flush=True)
+"""
+
+
+def cli(records: str, variables: str) -> None:
+    """Whole commands on RECORDS: describe and synthesize, Spark on local[2] and local, each run in its own process."""
+    import subprocess
+
+    out = Path(tempfile.mkdtemp(prefix="bench_spark_cli_"))
+    here = str(Path(__file__).resolve().parent)
+    try:
+        for label, engine in (("spark local[2]", ["--engine", "spark", "--spark-master", "local[2]"]), ("local", [])):
+            for command, extra in (("describe", ["--json"]),
+                                   ("synthesize", ["--distribution", "nbi", "--sigma", "1", "--seed", "1", "--output",
+                                                   str(out / "synthetic"), "--overwrite", "--quiet"])):
+                argv = [sys.executable, "-m", "cellsafe.cli.main", command, records, "--variables", variables,
+                        *extra, *engine]
+                subprocess.run([sys.executable, "-c", _CLI_ONE, here, f"   {command}, {label}", *argv], check=True)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--one"]:
+    if sys.argv[1:2] == ["cli"]:
+        cli(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["--one"]:
         _one_size(int(float(sys.argv[2])))
     else:
         main([int(float(a)) for a in sys.argv[1:]] or None)
