@@ -116,7 +116,7 @@ class _Model:
         """The least and largest value of the sum of the given published cells' columns."""
         v = np.asarray(self.X[:, col].sum(axis=1)).reshape(-1)
         nz = np.flatnonzero(v)
-        return self.extreme(nz, v[nz], 1.0), -(-self.extreme(nz, v[nz], -1.0))  # noqa: B002  (negated twice)
+        return self.extreme(nz, v[nz], 1.0), self.extreme(nz, v[nz], -1.0)
 
     def forced_zero(self) -> np.ndarray:
         """Inner cells that are 0 in every solution: maximise min(y_i, 1) over the cells not yet seen positive."""

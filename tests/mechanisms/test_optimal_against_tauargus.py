@@ -33,7 +33,8 @@ def _status(pub, frame):
 
 @pytest.mark.slow
 def test_optimal_secondary_value_equals_opt_with_tau_argus_targets():
-    from cellsafe.mechanisms._optimal import _Attacker, _separate, _targets, optimal_secondary
+    from cellsafe.mechanisms._optimal import _targets, optimal_secondary
+    from cellsafe.mechanisms._optimal_attack import Attacks
 
     pub, z = _problem()
     opt = pd.read_csv(REF / "tauargus_small_opt.csv", dtype=str, keep_default_na=False)
@@ -45,8 +46,8 @@ def test_optimal_secondary_value_equals_opt_with_tau_argus_targets():
     lower = np.where(primary, z - level("lower"), np.nan)
     width = np.full(z.size, np.nan)
     # OPT's own pattern meets these targets under the optimal method's attacker: the two solve one problem
-    attacker = _Attacker(pub.X.tocsc(), z, np.zeros(z.size), np.full(z.size, 6.0))
-    assert _separate(attacker, primary | secondary, _targets(primary, z, upper, lower, width, 1e-7), 1e-7) == []
+    attacks = Attacks(pub.X, z, np.zeros(z.size), np.full(z.size, 6.0), _targets(primary, z, upper, lower, width, 1e-7))
+    assert attacks.evaluate((primary | secondary).astype(float)) == []
     res = optimal_secondary(pub.X, z, primary, upper, lower, width, start=primary | secondary, cost="value",
                             forced=(z == 0) & ~primary, time_limit=120, gap=0.0)
     assert res.optimal and res.note == ""

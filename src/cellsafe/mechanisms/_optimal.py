@@ -15,20 +15,29 @@ lists non-empty cells only, else 0) and may rise by at most M, twice the largest
 real attacker has no such bound: one held to it knows more, so a pattern protecting against it protects against the
 real one (the audit then measures it without the bound), and a small M keeps the cuts below strong.
 
+Singletons (``sole``): a contributor alone in a cell knows that cell whether it is published or not, so each primary
+must also keep its protection against every contributor alone in cells that may be withheld (its own contributor
+excepted), whose programs hold that contributor's cells as equations (:mod:`~cellsafe.mechanisms._optimal_attack`).
+
 It is solved by cutting planes (Benders' decomposition, as Fischetti and Salazar-Gonzalez do).  A master program
-over s holds the cuts found so far; for its solution, one linear program per side of each primary (HiGHS's primal
-simplex from the last basis); where one misses its target, its dual values give a linear inequality in s that every
-protecting pattern meets and this one does not (LP duality bounds the attacker's optimum by a function linear in s).
-Cuts are first gathered at the master's linear relaxation (cheap), then at its 0/1 solutions.  Each master solution
-is also repaired into a protecting pattern (its cells at 1/2 or more, the cells the protection-level programs of
-:func:`~cellsafe.mechanisms.protect_intervals` withhold, then cells published again where every target stays met):
-the cheapest protecting pattern so far is the incumbent, and the master then searches only below its cost less the
-gap.  The search ends when the incumbent is within ``gap`` of the master's lower bound (optimal), or when the time
-limit runs out: the Gaussian pattern is then returned, with a note giving the best pattern found and the bound.
+over s holds the cuts found so far; for its solution each attacker's programs check each target (HiGHS's primal
+simplex from the last basis, most checks settled by earlier solutions without a program); where one misses its
+target, its dual values give a linear inequality ``g . s >= rhs`` that every protecting pattern meets and this one
+does not.  Cuts are strengthened for 0/1 patterns (the cells every pattern withholds moved to the right-hand side,
+each coefficient at most the right-hand side), first gathered at the master's linear relaxation, then at its 0/1
+solutions.  Before any of this the targets met with the primaries alone withheld are dropped (withholding more only
+widens an interval), and a target missed with every cell withheld means no pattern protects.
+
+Each master solution is also repaired into a protecting pattern (its cells at 1/2 or more; for each target still
+missed, the cells whose equations must give way for the attacker to reach it, by one linear program priced by the
+master's values; then withheld cells published again, least valued first, where every target stays met): the
+cheapest protecting pattern so far is the incumbent, and the master then searches only below its cost less the gap.
+The search ends when the incumbent is within ``gap`` of the master's lower bound (optimal), or when the time limit
+runs out: the Gaussian pattern is then returned, with a note giving the best pattern found and the bound.
 
 Cost: ``'value'`` (the withheld cells' values: counts or sums, tau-Argus's default), ``'cells'`` (their number), or
-any non-negative array over the published cells; ties go to fewer cells (each cell costs 1e-6 of the smallest
-positive cost more).
+any non-negative array over the published cells (e.g. :func:`~cellsafe.published.Publication.aggregate` of a cost
+column); ties go to fewer cells (each cell costs 1e-6 of the smallest positive cost more).
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import InvalidArgumentError
+from ._optimal_attack import LOWER, UPPER, WIDTH, Attacks, Miss, Targets, highs
 
 __all__ = ["optimal_secondary", "optimal_targets", "OptimalPattern"]
 
@@ -56,13 +66,16 @@ class OptimalPattern:
     ----------
     suppressed : bool array over the published cells
     optimal : bool
-        True when the pattern is proved least costly (within the MIP's tolerance).
+        True when the pattern is proved least costly (within ``gap``).
     cost : float
         The pattern's cost; ``bound`` the best lower bound on any protecting pattern's cost.
     start_cost : float
     iterations, n_cuts, n_lp : int
+        Master programs solved, cuts added, attackers' linear programs solved.
     note : str
         Empty when optimal; otherwise why the starting pattern was returned.
+    n_targets : int
+        Targets left after those met with the primaries alone withheld were dropped.
     """
 
     suppressed: np.ndarray
@@ -74,88 +87,7 @@ class OptimalPattern:
     n_cuts: int
     n_lp: int
     note: str = ""
-
-
-def _highs() -> Any:
-    try:
-        import highspy
-    except ImportError as e:  # pragma: no cover - depends on the installation
-        raise InvalidArgumentError(
-            "the optimal secondary suppression needs highspy (HiGHS): pip install 'cellsafe[optimal]'."
-        ) from e
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    return h
-
-
-class _Attacker:
-    """The attacker's linear program of a pattern; bounds of the rows change with the pattern, objectives per cell."""
-
-    def __init__(self, X: sp.csc_matrix, values: np.ndarray, listed_lower: np.ndarray, big_m: np.ndarray) -> None:
-        self.X = X
-        self.a = values
-        self.L = listed_lower
-        self.M = big_m
-        n_inner, n_pub = X.shape
-        self.A = X.T.tocsr()  # published x inner
-        h = _highs()
-        # primal simplex from the last basis, no presolve (it would drop the basis): a new objective or new bounds
-        # then take a few iterations instead of thousands
-        h.setOptionValue("presolve", "off")
-        h.setOptionValue("simplex_strategy", 4)
-        inf = h.getInfinity()
-        h.addCols(n_inner, np.zeros(n_inner), np.zeros(n_inner), np.full(n_inner, inf), 0,
-                  np.zeros(n_inner + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
-        A = self.A
-        h.addRows(n_pub, values, values, A.nnz, A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data)
-        self.h = h
-        self.cost_idx = np.zeros(0, dtype=np.int32)
-        self.n_lp = 0
-
-    def set_pattern(self, s: np.ndarray) -> None:
-        """The rows' bounds of pattern s (0/1, or fractional: the bounds move in proportion)."""
-        s = np.asarray(s, dtype=np.float64)
-        lo = self.a - (self.a - self.L) * s
-        hi = self.a + self.M * s
-        idx = np.arange(self.a.size, dtype=np.int32)
-        self.h.changeRowsBounds(idx.size, idx, lo, hi)
-        self.s = s
-
-    def solve(self, p: int, sense: float) -> tuple[float, float, np.ndarray]:
-        """``m = min sense * x_p^T y`` and the cut it gives: ``B0`` and ``g`` with ``m(s) >= B0 - g . s`` for every
-        pattern s (equality at this one, by strong duality)."""
-        h = self.h
-        col = self.X[:, p]
-        idx = col.indices.astype(np.int32)
-        f = np.zeros(self.X.shape[0])
-        f[idx] = sense * col.data
-        if self.cost_idx.size:
-            h.changeColsCost(self.cost_idx.size, self.cost_idx, np.zeros(self.cost_idx.size))
-        h.changeColsCost(idx.size, idx, f[idx])
-        self.cost_idx = idx
-        h.run()
-        self.n_lp += 1
-        status = h.modelStatusToString(h.getModelStatus())
-        if status != "Optimal":  # rarely, primal simplex from the last basis stalls: solve afresh, presolved
-            h.clearSolver()
-            h.setOptionValue("presolve", "on")
-            h.setOptionValue("simplex_strategy", 1)
-            h.run()
-            h.setOptionValue("presolve", "off")
-            h.setOptionValue("simplex_strategy", 4)
-            status = h.modelStatusToString(h.getModelStatus())
-        if status != "Optimal":
-            raise RuntimeError(f"the attacker's program of published cell {p} ended with status {status!r}")
-        pi = np.asarray(h.getSolution().row_dual, dtype=np.float64)
-        d = f - np.asarray(self.A.T @ pi).reshape(-1)
-        if d.min(initial=0.0) < -1e-6 * max(1.0, np.abs(f).max()):  # the other sign convention
-            pi = -pi
-        m = float(h.getInfo().objective_function_value)
-        # sense * x_p^T y = d.y + pi.(X^T y) >= sum_j pi_j bound_j(s) (d >= 0, y >= 0): the lower bound of row j where
-        # pi_j > 0, its upper bound where pi_j < 0
-        B0 = float(pi @ self.a)
-        g = np.where(pi > 0, pi * (self.a - self.L), -pi * self.M)
-        return m, B0, g
+    n_targets: int = 0
 
 
 def optimal_secondary(
@@ -171,6 +103,8 @@ def optimal_secondary(
     forced: np.ndarray | None = None,
     hidden: np.ndarray | None = None,
     listed_lower: Any = 0.0,
+    sole: np.ndarray | None = None,
+    apart: bool = False,
     time_limit: float = 60.0,
     gap: float = 0.01,
     tol: float = TOL,
@@ -195,8 +129,14 @@ def optimal_secondary(
         Cells never withheld / always withheld.
     listed_lower : float or array
         The lower bound the listing gives a withheld cell (1 where the file lists non-empty cells only).
+    sole : int array, optional
+        Each cell's single contributor (-1: none or several): every primary is then protected against each
+        contributor alone in a cell too (module notes), except its own.
+    apart : bool, default False
+        Against such a contributor, its cells sharing an inner cell with the protected primary are not known
+        (magnitude tables: the dominance rules' protection allows for the intruder's own contribution).
     time_limit : float
-        Seconds for the whole search.
+        Seconds (wall clock) for the whole search.
     gap : float, default 0.01
         A protecting pattern within this relative distance of the best lower bound counts as optimal (HiGHS's and
         tau-Argus's MIPs stop at a gap too); 0 asks for a proof of least cost.
@@ -228,144 +168,179 @@ def optimal_secondary(
     hidden = np.zeros(n, dtype=bool) if hidden is None else np.asarray(hidden, dtype=bool)
     start = np.asarray(start, dtype=bool) | primary | hidden
     c = _costs(cost, a)
-    fixed_on = primary | hidden
+    on = primary | hidden
+    free = ~on & ~forced
     L = np.broadcast_to(np.asarray(listed_lower, dtype=np.float64), (n,)).copy()
     targets = _targets(primary, a, upper, lower, width, tol)
     big_m = np.full(n, _raise_bound(targets, a))
-    attacker = _Attacker(X, a, L, big_m)
+    att = Attacks(X, a, L, big_m, targets, sole=sole, movable=on | free, apart=apart, tol=tol)
+    search = _Search(att, c, on, free, t0 + time_limit)
     start_cost = float(c @ start)
-    first = _separate(attacker, start, targets, tol)  # the start's own misses are cuts too
-    best, best_cost = (start, start_cost) if not first else (None, np.inf)
-    master = _Master(c, fixed_on, forced)
-    for g, rhs in first:
-        master.add_cut(g, rhs)
-    cuts = len(first) + _relaxation_cuts(attacker, master, targets, tol, t0 + time_limit / 2)
-    allowed = ~forced & ~fixed_on
-    bound, it, note, optimal = master.bound, 0, "", False
-    s = master.last_relaxation
-    while True:
-        it += 1
-        if s is not None:  # a protecting pattern near the master's solution: the incumbent when cheaper
-            h = _repair(attacker, s, targets, tol, c, allowed, fixed_on, min(t0 + time_limit, time.perf_counter() + time_limit / 10),
-                        start if not first else None)
-            if h is not None and float(c @ h) < best_cost:
-                best, best_cost = h, float(c @ h)
-        if best is not None and best_cost <= bound * (1 + gap) + 1e-9 * max(1.0, best_cost):
-            optimal = True
-            break
-        left = time_limit - (time.perf_counter() - t0)
-        if left <= 0:
-            note = f"the time limit of {time_limit:g} s ran out after {it} rounds"
-            break
-        master.cutoff(best_cost / (1 + gap) if best is not None else np.inf)
-        s, status = master.solve(left)
-        if s is None:
-            if status == "Infeasible" and best is not None:  # nothing below the cutoff: the incumbent is within gap
-                bound, optimal = max(bound, best_cost / (1 + gap)), True
-            elif status == "Infeasible":
-                note = "no pattern the cells allowed to be withheld give meets every target"
-            else:
-                note = f"the time limit of {time_limit:g} s ran out after {it} rounds"
-            break
-        bound = max(bound, float(c @ s))
-        new = _separate(attacker, s, targets, tol)
-        if not new:
-            best, best_cost, bound, optimal = s, float(c @ s), float(c @ s), True
-            break
-        for g, rhs in new:
-            master.add_cut(g, rhs)
-        cuts += len(new)
-    if not optimal:
+    return search.run(start, start_cost, time_limit, gap)
+
+
+class _Search:
+    """The cutting-plane search of one problem (module notes)."""
+
+    def __init__(self, att: Attacks, cost: np.ndarray, on: np.ndarray, free: np.ndarray, deadline: float) -> None:
+        self.att = att
+        self.c = cost
+        self.on = on
+        self.free = free
+        self.deadline = deadline
+        self.master = _Master(cost, on, ~(on | free))
+        self.active = np.arange(len(att.targets))
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def cuts(self, misses: list[Miss]) -> int:
+        return sum(self.master.add_cut(m.g, m.rhs) for m in misses if m.g is not None)
+
+    def run(self, start: np.ndarray, start_cost: float, time_limit: float, gap: float) -> OptimalPattern:
+        att, master = self.att, self.master
+        # presolve: a target met with the primaries alone withheld is met by every pattern
+        least = att.evaluate(self.on.astype(np.float64))
+        self.active = np.unique([m.target for m in least]).astype(np.int64)
+        self.cuts(least)
+        note, optimal = "", False
+        best: np.ndarray | None = None
+        best_cost = np.inf
+        it = 0
+        if self.active.size and att.evaluate((self.on | self.free).astype(np.float64), self.active, every=False):
+            note = "no pattern the cells allowed to be withheld give meets every target"
+        else:
+            first = att.evaluate(start.astype(np.float64), self.active)
+            self.cuts(first)
+            if not first:
+                best, best_cost = start.copy(), start_cost
+            s = self._relaxation(best_cost, gap)
+            bound = master.bound
+            while True:
+                it += 1
+                if s is not None and self.left() > 0:
+                    h = self.repair(s)
+                    if h is not None and float(self.c @ h) < best_cost:
+                        best, best_cost = h, float(self.c @ h)
+                if best is not None and best_cost <= bound * (1 + gap) + 1e-9 * max(1.0, best_cost):
+                    optimal = True
+                    break
+                if self.left() <= 0:
+                    note = f"the time limit of {time_limit:g} s ran out after {it} rounds"
+                    break
+                master.cutoff(best_cost / (1 + gap) if best is not None else np.inf)
+                s, status, dual = master.solve(self.left(), gap / 2)
+                if s is None:
+                    if status == "Infeasible" and best is not None:  # nothing below the cutoff: within gap
+                        bound, optimal = max(bound, best_cost / (1 + gap)), True
+                    elif status == "Infeasible":
+                        note = "no pattern the cells allowed to be withheld give meets every target"
+                    else:
+                        note = f"the time limit of {time_limit:g} s ran out after {it} rounds"
+                    break
+                bound = max(bound, min(dual, best_cost / (1 + gap)))
+                new = att.evaluate(s.astype(np.float64), self.active)
+                if not new:  # the master's pattern protects: least costly within the master's gap
+                    best, best_cost = s, float(self.c @ s)
+                    bound = max(bound, min(dual, best_cost))
+                    optimal = True
+                    break
+                self.cuts(new)
+            master.bound = bound
+        bound = master.bound
+        if optimal and best is not None:
+            best = self.publish_again(best, np.zeros(best.size), final=True)
+            best_cost = float(self.c @ best)
+            return OptimalPattern(best.copy(), True, best_cost, bound, start_cost, it, master.n_cuts, att.n_lp, "",
+                                  int(self.active.size))
         found = f"; the best protecting pattern found costs {best_cost:.6g}" if best is not None and best is not start else ""
         note = (f"{note}: the Gaussian pattern is returned (cost {start_cost:.6g}; no protecting pattern costs less than "
                 f"{bound:.6g}{found})")
-        best, best_cost = start, start_cost
-    assert best is not None  # the Gaussian start at least
-    return OptimalPattern(best.copy(), optimal, best_cost, bound, start_cost, it, cuts, attacker.n_lp, note)
+        return OptimalPattern(start.copy(), False, start_cost, bound, start_cost, it, master.n_cuts, att.n_lp, note,
+                              int(self.active.size))
+
+    def _relaxation(self, best_cost: float, gap: float, rounds: int = 200) -> np.ndarray | None:
+        """Cuts at the master's linear relaxation until it meets every target (the first phase of Benders' method: a
+        fractional pattern is cheap to find, and its cuts are valid for every 0/1 pattern); its last solution."""
+        s = None
+        budget = self.deadline - 0.5 * self.left()
+        for _ in range(rounds):
+            if time.perf_counter() >= budget:
+                break
+            x = self.master.relaxation(budget - time.perf_counter())
+            if x is None:
+                break
+            s = x
+            if best_cost <= self.master.bound * (1 + gap):
+                break
+            if not self.cuts(self.att.evaluate(s, self.active)):
+                break
+        return s
+
+    def repair(self, s: np.ndarray) -> np.ndarray | None:
+        """A protecting pattern near a (fractional) master solution (module notes), or None."""
+        att = self.att
+        frac = np.clip(np.asarray(s, dtype=np.float64), 0.0, 1.0)
+        w = self.on | ((frac >= 0.5) & self.free)
+        unit = self.c * (1.0 + 1e-3 - frac)  # what the master withholds gives way at almost no cost
+        for _ in range(4):
+            misses = att.evaluate(w.astype(np.float64), self.active)
+            self.cuts(misses)
+            if not misses:
+                return self.publish_again(w, frac)
+            for m in misses:
+                for _ in range(8):
+                    again = att.evaluate(w.astype(np.float64), [m.target], every=False)
+                    self.cuts(again)
+                    if not again:
+                        break
+                    extra = att.give_way(m.target, again[0].attacker, w, self.free, unit)
+                    if extra is None or not extra.any():
+                        return None
+                    w = w | extra
+                else:
+                    return None
+        return None
+
+    def publish_again(self, w: np.ndarray, frac: np.ndarray, final: bool = False) -> np.ndarray:
+        """Withheld cells published again while every target stays met: the master's least valued first, the
+        costliest first among equals (all of them when ``final``, else while time remains)."""
+        att = self.att
+        w = w.copy()
+        order = np.flatnonzero(w & self.free)
+        order = order[np.lexsort((-self.c[order], frac[order]))]
+        att.set_pattern(w.astype(np.float64))
+        valid = att.valid(w.astype(np.float64))
+        for j in order:
+            if not final and self.left() <= 0:
+                break
+            w[j] = False
+            k = att.k
+            lost = valid[:k] & att.moved[:k, j]
+            keep = valid[:k] & ~lost
+            touched = np.flatnonzero((att.R[:, :k] & lost).any(axis=1) | (att.targets.kind == WIDTH))
+            touched = np.intersect1d(touched, self.active)
+            epoch = att.epoch
+            misses = att.evaluate(w.astype(np.float64), touched, every=False, valid=keep)
+            self.cuts(misses)
+            if misses:
+                w[j] = True
+                att.set_pattern(w.astype(np.float64))
+            if epoch != att.epoch:
+                valid = att.valid(w.astype(np.float64))
+            else:  # the new witnesses are solutions at a pattern within w, so for w too
+                valid = np.r_[valid[:k] if misses else keep, np.ones(att.k - k, dtype=bool)]
+        return w
 
 
-def _repair(
-    attacker: _Attacker, s: np.ndarray, targets: list, tol: float, cost: np.ndarray, allowed: np.ndarray,
-    fixed_on: np.ndarray, until: float, start: np.ndarray | None = None,
-) -> np.ndarray | None:
-    """A protecting pattern near a (fractional) master solution: the cells at 1/2 or more withheld; for each target
-    still missed the allowed cells whose equations must give way for the attacker to reach it, least costly first
-    (one linear program, :func:`~cellsafe.mechanisms.protect_intervals`); the starting pattern added if that is not
-    enough; then the withheld cells the master valued least are offered for publication, costliest first, while
-    time remains, and published where every target stays met."""
-    from ._intervals import protect_intervals
-
-    frac = np.asarray(s, dtype=np.float64)
-    w = fixed_on | ((frac >= 0.5) & allowed)
-    for _ in range(3):
-        missed = _missed(attacker, w, targets, tol)
-        if not missed:
-            break
-        a = attacker.a
-        req = np.zeros(a.size)
-        for p, t in missed:
-            req[p] = max(req[p], t)
-        w, _, _ = protect_intervals(attacker.X, a, w, req, np.array(sorted({p for p, _ in missed})), allowed=allowed | w, cost=cost)
-    else:
-        if start is None or _missed(attacker, w | start, targets, tol):
-            return None
-        w = w | start
-    if _missed(attacker, w, targets, tol):
-        if start is None or _missed(attacker, w | start, targets, tol):
-            return None
-        w = w | start
-    order = np.flatnonzero(w & allowed)
-    order = order[np.lexsort((-cost[order], frac[order]))]
-    for j in order:
-        if time.perf_counter() >= until:
-            break
-        w[j] = False
-        if _missed(attacker, w, targets, tol):
-            w[j] = True
-    return w
-
-
-def _missed(attacker: _Attacker, w: np.ndarray, targets: list, tol: float) -> list[tuple[int, float]]:
-    """(primary, protection asked) of every target pattern w misses (the protection as protect_intervals takes it)."""
-    attacker.set_pattern(w)
-    out = []
-    for p, kind, t in targets:
-        miss = tol * max(1.0, abs(t))
-        if kind == "upper" and -attacker.solve(p, -1.0)[0] < t - miss:
-            out.append((p, t - attacker.a[p]))
-        elif kind == "lower" and attacker.solve(p, 1.0)[0] > t + miss:
-            out.append((p, attacker.a[p] - t))
-        elif kind == "width" and (-attacker.solve(p, -1.0)[0] - attacker.solve(p, 1.0)[0]) < t - miss:
-            out.append((p, t / 2))
-    return out
-
-
-def _raise_bound(targets: list, a: np.ndarray) -> float:
+def _raise_bound(targets: Targets, a: np.ndarray) -> float:
     """How far the MIP's attacker may raise a withheld cell: twice the largest protection any target asks (at least
     1).  The real attacker has no such bound; one held to it knows more, so a pattern protecting against it protects
     against the real one, and a small bound keeps the cuts strong (their coefficients are the bound times a dual)."""
-    need = [abs(t - a[p]) if kind != "width" else t for p, kind, t in targets]
-    return 2.0 * max(need, default=1.0) if need else 1.0
-
-
-def _relaxation_cuts(attacker: _Attacker, master: "_Master", targets: list, tol: float, until: float, rounds: int = 100) -> int:
-    """Cuts at the master's linear relaxation until it meets every target (the first phase of Benders' method: a
-    fractional pattern is cheap to find, and its cuts are valid for every 0/1 pattern); returns how many."""
-    n = 0
-    for _ in range(rounds):
-        if time.perf_counter() >= until:
-            break
-        s = master.relaxation(until - time.perf_counter())
-        if s is None:
-            break
-        master.last_relaxation = s
-        new = _separate(attacker, s, targets, tol)
-        if not new:
-            break
-        for g, rhs in new:
-            master.add_cut(g, rhs)
-        n += len(new)
-    return n
+    if not len(targets):
+        return 1.0
+    need = np.where(targets.kind == WIDTH, targets.value, np.abs(targets.value - a[targets.cell]))
+    return max(2.0 * float(need.max()), 1.0)
 
 
 def optimal_targets(rules: Any, values: np.ndarray, primary: np.ndarray, required: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -408,82 +383,72 @@ def _costs(cost: Any, a: np.ndarray) -> np.ndarray:
     return c + 1e-6 * (float(positive.min()) if positive.size else 1.0)
 
 
-def _targets(primary: np.ndarray, a: np.ndarray, upper: Any, lower: Any, width: Any, tol: float) -> list[tuple[int, str, float]]:
-    """(cell, side, target) for every finite requirement of a primary (met within ``tol`` of the target)."""
-    out = []
+def _targets(primary: np.ndarray, a: np.ndarray, upper: Any, lower: Any, width: Any, tol: float) -> Targets:
+    """Every finite requirement of a primary as a target (met within ``tol`` of it); a width that the upper and
+    lower targets already give (the interval holds the value) is left out."""
     up, lo, wd = (np.broadcast_to(np.asarray(x, dtype=np.float64), a.shape) for x in (upper, lower, width))
+    rows: list[tuple[int, int, float]] = []
     for p in np.flatnonzero(primary):
-        if np.isfinite(up[p]) and up[p] > a[p]:
-            out.append((int(p), "upper", float(up[p])))
-        if np.isfinite(lo[p]) and lo[p] < a[p]:
-            out.append((int(p), "lower", float(lo[p])))
-        if np.isfinite(wd[p]) and wd[p] > 0:
-            out.append((int(p), "width", float(wd[p])))
-    return out
-
-
-def _separate(attacker: _Attacker, s: np.ndarray, targets: list, tol: float) -> list[tuple[np.ndarray, float]]:
-    """The cuts (g, rhs: g . s >= rhs) of the targets this pattern misses by more than ``tol``; each cut asks only
-    what the check accepts (the target less the tolerance), so a pattern on the target is never cut off."""
-    attacker.set_pattern(s)
-    out = []
-    cache: dict[tuple[int, float], tuple[float, float, np.ndarray]] = {}
-
-    def side(p: int, sense: float) -> tuple[float, float, np.ndarray]:
-        if (p, sense) not in cache:
-            cache[(p, sense)] = attacker.solve(p, sense)
-        return cache[(p, sense)]
-
-    for p, kind, t in targets:
-        miss = tol * max(1.0, abs(t))
-        if kind == "upper":
-            m, B0, g = side(p, -1.0)  # max x_p^T y = -m <= -B0 + g.s
-            if -m < t - miss:
-                out.append((g, t - miss + B0))
-        elif kind == "lower":
-            m, B0, g = side(p, 1.0)  # min x_p^T y = m >= B0 - g.s
-            if m > t + miss:
-                out.append((g, B0 - t - miss))
-        else:
-            mu, B0u, gu = side(p, -1.0)
-            ml, B0l, gl = side(p, 1.0)
-            if -mu - ml < t - miss:  # max - min <= (-B0u + gu.s) - (B0l - gl.s)
-                out.append((gu + gl, t - miss + B0u + B0l))
-    return out
+        has_up = bool(np.isfinite(up[p]) and up[p] > a[p])
+        has_lo = bool(np.isfinite(lo[p]) and lo[p] < a[p])
+        if has_up:
+            rows.append((int(p), UPPER, float(up[p])))
+        if has_lo:
+            rows.append((int(p), LOWER, float(lo[p])))
+        given = (up[p] - a[p] if has_up else 0.0) + (a[p] - lo[p] if has_lo else 0.0)
+        if np.isfinite(wd[p]) and wd[p] > 0 and wd[p] > given + tol * max(1.0, abs(wd[p])):
+            rows.append((int(p), WIDTH, float(wd[p])))
+    cells, kinds, vals = (np.asarray(x) for x in zip(*rows)) if rows else (np.zeros(0), np.zeros(0), np.zeros(0))
+    return Targets(cells.astype(np.int64), kinds.astype(np.int64), vals.astype(np.float64))
 
 
 class _Master:
     """min cost . s over binary s with the cuts so far, below a cutoff; fixed cells by their bounds.
 
-    The incumbent enters as a bound on the cost (row 0), not as a MIP start: HiGHS 1.16 misjudged a start solution's
-    objective after presolve (it took a pattern of cost 23 for one of cost 10 and stopped there)."""
+    Cuts are strengthened for 0/1 patterns: terms of cells every pattern withholds move to the right-hand side, those
+    of cells never withheld go, and each coefficient is at most the right-hand side (a cell withheld meets the cut on
+    its own then).  The incumbent enters as a bound on the cost (row 0), not as a MIP start: HiGHS 1.16 misjudged a
+    start solution's objective after presolve (it took a pattern of cost 23 for one of cost 10 and stopped there)."""
 
     def __init__(self, cost: np.ndarray, on: np.ndarray, off: np.ndarray) -> None:
         import highspy
 
         n = cost.size
-        h = _highs()
+        h = highs()
         lb = on.astype(np.float64)
         ub = np.where(off & ~on, 0.0, 1.0)
         h.addCols(n, cost, lb, ub, 0, np.zeros(n + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
-        h.setOptionValue("mip_rel_gap", 1e-9)
         h.addRow(-h.getInfinity(), h.getInfinity(), n, np.arange(n, dtype=np.int32), cost)  # row 0: the cutoff
         self.h = h
         self.cost = cost
+        self.on = on
+        self.free = ~on & ~off
         self.bound = float(cost @ on)
-        self.last_relaxation: np.ndarray | None = None
+        self.n_cuts = 0
+        self._seen: set[bytes] = set()
 
     def cutoff(self, below: float) -> None:
         """Search only patterns costing less than ``below`` (the incumbent's cost, less the gap)."""
         inf = self.h.getInfinity()
         self.h.changeRowBounds(0, -inf, below * (1 - 1e-9) if np.isfinite(below) else inf)
 
-    def add_cut(self, g: np.ndarray, rhs: float) -> None:
-        g = np.where(np.abs(g) > 1e-12 * max(1.0, float(np.abs(g).max(initial=0.0))), g, 0.0)
+    def add_cut(self, g: np.ndarray, rhs: float) -> bool:
+        """Add ``g . s >= rhs`` strengthened (class notes); False when it adds nothing new."""
+        g = np.maximum(np.asarray(g, dtype=np.float64), 0.0)
+        rhs = rhs - float(g[self.on].sum())
+        if rhs <= 1e-9:
+            return False
+        g = np.where(self.free, np.minimum(g, rhs), 0.0) / rhs  # normalised: right-hand side 1
+        g[g < 1e-9] = 0.0
         nz = np.flatnonzero(g).astype(np.int32)
-        slack = 1e-9 * max(1.0, abs(rhs))
-        self.h.addRow(rhs - slack, self.h.getInfinity(), nz.size, nz, g[nz])
+        key = nz.tobytes() + np.round(g[nz], 6).tobytes()
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        self.h.addRow(1.0 - 1e-9, self.h.getInfinity(), nz.size, nz, g[nz])
+        self.n_cuts += 1
+        return True
 
     def relaxation(self, seconds: float) -> np.ndarray | None:
         """The linear relaxation's solution (integrality dropped for the call), None unless solved."""
@@ -502,13 +467,15 @@ class _Master:
         h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
         return x
 
-    def solve(self, seconds: float) -> tuple[np.ndarray | None, str]:
-        """The cheapest pattern meeting the cuts below the cutoff (None with the status when there is none or time
-        ran out)."""
+    def solve(self, seconds: float, gap: float) -> tuple[np.ndarray | None, str, float]:
+        """The cheapest pattern meeting the cuts below the cutoff, within ``gap`` of the MIP's own bound, and that
+        bound (None with the status when there is none or time ran out)."""
         h = self.h
         h.setOptionValue("time_limit", float(max(seconds, 1e-3)))
+        h.setOptionValue("mip_rel_gap", float(gap))
         h.run()
         status = h.modelStatusToString(h.getModelStatus())
         if status != "Optimal":
-            return None, status
-        return np.asarray(h.getSolution().col_value) > 0.5, status
+            return None, status, -np.inf
+        info = h.getInfo()
+        return np.asarray(h.getSolution().col_value) > 0.5, status, float(info.mip_dual_bound)
