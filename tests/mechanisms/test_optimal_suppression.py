@@ -21,23 +21,31 @@ from cellsafe.published import Publication
 pytest.importorskip("highspy")
 
 
-def _upper(X: sp.csc_matrix, z: np.ndarray, withheld: np.ndarray, p: int) -> float:
-    """The attacker's largest value of cell p: max x_p^T y over y >= 0 with the published cells' equations (and, where
-    no cell is empty, each withheld cell at least 1: the listing of a table without empty cells says so)."""
-    shown = np.flatnonzero(~withheld)
-    hid = np.flatnonzero(withheld)
-    ub = dict(A_ub=-X[:, hid].T.toarray(), b_ub=-np.ones(hid.size)) if np.all(z > 0) else {}
+def _upper(X: sp.csc_matrix, z: np.ndarray, withheld: np.ndarray, p: int, known=(), floor: float = 0.0) -> float:
+    """The attacker's largest value of cell p: max x_p^T y over y >= 0 with the published cells' equations and each
+    withheld cell at least ``floor`` (1 for a listing of the non-empty cells, which says so; 0 for the frame);
+    ``known``: withheld cells the attacker knows all the same (a person alone in them)."""
+    shown = np.flatnonzero(~withheld | np.isin(np.arange(z.size), known))
+    hid = np.setdiff1d(np.flatnonzero(withheld), shown)
+    ub = dict(A_ub=-X[:, hid].T.toarray(), b_ub=-np.full(hid.size, floor)) if floor > 0 else {}
     res = linprog(-X[:, p].toarray().ravel(), A_eq=X[:, shown].T.toarray(), b_eq=z[shown], bounds=(0, None),
                   method="highs", **ub)
     return np.inf if res.status == 3 else -res.fun
 
 
-def _protects(X, z, withheld, primary, T) -> bool:
-    return all(_upper(X, z, withheld, p) >= T + 1 - 1e-7 for p in np.flatnonzero(primary))
+def _protects(X, z, withheld, primary, T, floor=0.0) -> bool:
+    return all(_upper(X, z, withheld, p, floor=floor) >= T + 1 - 1e-7 for p in np.flatnonzero(primary))
 
 
-def _brute_force(X, z, primary, T, cost):
-    """The cheapest pattern (primaries plus any others) protecting every primary, trying patterns in order of cost."""
+def _singleton_disclosures(X, z, withheld, primary, T, sole):
+    """(person, primary) pairs where the one person of some count-1 cells, knowing them, bounds another's primary by T."""
+    return [(c, p) for c in np.unique(sole[sole >= 0]) for p in np.flatnonzero(primary & (sole != c))
+            if _upper(X, z, withheld, p, np.flatnonzero(sole == c)) < T + 1 - 1e-7]
+
+
+def _brute_force(X, z, primary, T, cost, sole=None, floor=0.0):
+    """The cheapest pattern (primaries plus any others) protecting every primary, trying patterns in order of cost
+    (against each person alone in count-1 cells too, with ``sole``)."""
     others = np.flatnonzero(~primary)
     options = []
     for k in range(others.size + 1):
@@ -47,7 +55,7 @@ def _brute_force(X, z, primary, T, cost):
     for c, combo in options:
         w = primary.copy()
         w[list(combo)] = True
-        if _protects(X, z, w, primary, T):
+        if _protects(X, z, w, primary, T, floor) and (sole is None or not _singleton_disclosures(X, z, w, primary, T, sole)):
             return c, w
     raise AssertionError("no pattern protects")
 
@@ -57,8 +65,11 @@ def _table(rng: np.random.Generator, shape=(3, 3), low=1, high=12) -> CountTable
     return CountTable.from_dense(rng.integers(low, high, size=shape), vs)
 
 
+@pytest.mark.parametrize("listing", ["frame", "nonzero"])
 @pytest.mark.parametrize("seed", range(6))
-def test_the_least_costly_pattern_against_a_brute_force(seed):
+def test_the_least_costly_pattern_against_a_brute_force(seed, listing):
+    """The least cost by a brute force, against the reader the listing makes: withheld cells at least 1 when the file
+    lists the non-empty cells only."""
     rng = np.random.default_rng(seed)
     t = _table(rng, (3, 3) if seed % 2 else (2, 4))
     pub = Publication.from_formula(t, "a*b", zeros=True)
@@ -66,20 +77,21 @@ def test_the_least_costly_pattern_against_a_brute_force(seed):
     primary = (z >= 1) & (z <= 3)
     if not primary.any():
         pytest.skip("no primary")
-    [gauss] = CellSuppression(pub, rules=["freq<=3"]).sample(t)
+    [gauss] = CellSuppression(pub, rules=["freq<=3"], list=listing).sample(t)
     # the brute force models no contributor alone in a withheld cell: neither does this optimum
-    [opt] = CellSuppression(pub, rules=["freq<=3"], secondary="optimal", singletons=False).sample(t)
+    [opt] = CellSuppression(pub, rules=["freq<=3"], secondary="optimal", singletons=False, list=listing).sample(t)
     X = sp.csc_matrix(pub.X)
     w = opt.suppression != ""
+    floor = 1.0 if listing == "nonzero" else 0.0
     assert opt.note == ""
-    assert _protects(X, z, w, primary, 3)
-    best, _ = _brute_force(X, z, primary, 3, z)
+    assert _protects(X, z, w, primary, 3, floor)
+    best, _ = _brute_force(X, z, primary, 3, z, floor=floor)
     assert z[w & ~primary].sum() == pytest.approx(best)
     g = gauss.suppression != ""
-    if _protects(X, z, g, primary, 3):  # the Gaussian pattern is the start: never cheaper than the optimum
+    if _protects(X, z, g, primary, 3, floor):  # the Gaussian pattern is the start: never cheaper than the optimum
         assert z[w & ~primary].sum() <= z[g & ~primary].sum()
     assert audit_suppression(opt, singletons=False).passed
-    [safe] = CellSuppression(pub, rules=["freq<=3"], secondary="optimal").sample(t)  # singletons on top
+    [safe] = CellSuppression(pub, rules=["freq<=3"], secondary="optimal", list=listing).sample(t)  # singletons too
     assert audit_suppression(safe).passed
 
 
@@ -138,3 +150,27 @@ def test_a_hierarchical_table_and_a_magnitude_table():
     assert audit_suppression(res, required=required).passed
     secondary = lambda r: float(r.original[r.suppression == "secondary"].sum())  # noqa: E731
     assert secondary(res) <= secondary(gauss) + 1e-9
+
+
+@pytest.mark.parametrize("seed", [0, 5, 6])
+def test_singletons_a_person_alone_in_withheld_cells_recovers_no_other_primary(seed):
+    """With singletons (the person of a count of 1 knows that cell), no person's own cells and the published ones bound
+    another's primary within the rule, at the least cost a brute force finds; without the guard some do."""
+    from cellsafe.mechanisms._singleton import sole_contributors_of_counts
+
+    rng = np.random.default_rng(seed)
+    vals = rng.integers(1, 12, size=(4, 3))
+    vals[rng.random((4, 3)) < 0.3] = 1
+    t = CountTable.from_dense(vals, [Variable("a", [f"a{i}" for i in range(4)]), Variable("b", [f"b{j}" for j in range(3)])])
+    pub = Publication.from_formula(t, "a*b", zeros=True)
+    X, z = sp.csc_matrix(pub.X), pub.aggregate(t).astype(float)
+    sole = sole_contributors_of_counts(X, pub.inner_counts(t))
+    primary = (z >= 1) & (z <= 3)
+    [guarded] = CellSuppression(pub, rules=["freq<=3"], secondary="optimal", singletons=True).sample(t)
+    [plain] = CellSuppression(pub, rules=["freq<=3"], secondary="optimal", singletons=False).sample(t)
+    w = guarded.suppression != ""
+    assert guarded.note == "" and _protects(X, z, w, primary, 3)
+    assert _singleton_disclosures(X, z, w, primary, 3, sole) == []
+    assert _singleton_disclosures(X, z, plain.suppression != "", primary, 3, sole)
+    best, _ = _brute_force(X, z, primary, 3, z, sole)
+    assert z[w & ~primary].sum() == pytest.approx(best)

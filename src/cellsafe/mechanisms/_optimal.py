@@ -52,7 +52,7 @@ import scipy.sparse as sp
 from ..exceptions import InvalidArgumentError
 from ._optimal_attack import LOWER, UPPER, WIDTH, Attacks, Miss, Targets, highs
 
-__all__ = ["optimal_secondary", "optimal_targets", "OptimalPattern"]
+__all__ = ["optimal_secondary", "OptimalPattern"]
 
 #: Relative tolerance of the protection comparisons (as the audit's).
 TOL = 1e-7
@@ -341,30 +341,6 @@ def _raise_bound(targets: Targets, a: np.ndarray) -> float:
         return 1.0
     need = np.where(targets.kind == WIDTH, targets.value, np.abs(targets.value - a[targets.cell]))
     return max(2.0 * float(need.max()), 1.0)
-
-
-def optimal_targets(rules: Any, values: np.ndarray, primary: np.ndarray, required: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each primary's targets (upper, lower, width; NaN where none) from its rules and required protection.
-
-    A frequency rule ``freq<=T`` asks that the attacker cannot tell the cell holds at most T units: its upper bound
-    must reach T + 1 (so no derivable sum of primaries is within the rule either).  A p% or (n, k) rule's
-    protection r asks for ``value + r`` above and ``value - min(r, value)`` below.
-    """
-    from ._primary import parse_rule
-
-    v = np.asarray(values, dtype=np.float64)
-    n = v.size
-    upper, lower, width = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
-    freq = [r.threshold for r in (parse_rule(x) for x in ([rules] if isinstance(rules, str) else rules)) if r.kind == "freq"]
-    r = np.asarray(required, dtype=np.float64)
-    has = np.asarray(primary, dtype=bool) & (r > 0)
-    upper[has] = v[has] + r[has]
-    lower[has] = v[has] - np.minimum(r[has], np.maximum(v[has], 0.0))
-    if freq:
-        T = max(freq)
-        small = np.asarray(primary, dtype=bool)
-        upper[small] = np.fmax(upper[small], T + 1.0)
-    return upper, lower, width
 
 
 def _costs(cost: Any, a: np.ndarray) -> np.ndarray:

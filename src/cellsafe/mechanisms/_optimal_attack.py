@@ -207,11 +207,12 @@ class Attacks:
     def _add_witness(self, dev: np.ndarray) -> None:
         if self.k == self.cap:  # forget the older half
             half = self.cap // 2
+            rest = self.cap - half
             for arr in (self.D, self.moved, self.movedf):
-                arr[:half] = arr[half:]
+                arr[:rest] = arr[half:]
             for arr in (self.R, self.broken):
-                arr[:, :half] = arr[:, half:]
-            self.k = half
+                arr[:, :rest] = arr[:, half:]
+            self.k = rest
             self.epoch += 1
         k = self.k
         self.D[k] = dev
@@ -284,8 +285,8 @@ class Attacks:
             pi, y, m = self._run()
         finally:
             if kn.size:
-                lo, hi = self.bounds(self.s[kn])
-                h.changeRowsBounds(kn.size, kn, self.a[kn] + lo, self.a[kn] + hi)
+                lo, hi = self.bounds(self.s)
+                h.changeRowsBounds(kn.size, kn, self.a[kn] + lo[kn], self.a[kn] + hi[kn])
         d = f - np.asarray(self.X @ pi).reshape(-1)
         if d.min(initial=0.0) < -1e-6 * max(1.0, np.abs(f).max()):  # the other sign convention
             pi = -pi

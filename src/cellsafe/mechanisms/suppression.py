@@ -49,7 +49,7 @@ from ._base import Mechanism
 from ._gauss import candidate_order, gauss_secondary
 from ._intervals import protect_intervals
 from ._listing import check_listing, frame_magnitude, listed_publication, model_rows
-from ._primary import Rule, parse_rule, primary_cells, protection_requirements
+from ._primary import Requirements, Rule, parse_rule, protection_requirements
 from ._singleton import singleton_secondary, sole_contributors_of_counts, virtual_primaries
 
 __all__ = ["CellSuppression", "suppress_cells", "cell_mask"]
@@ -361,10 +361,11 @@ class CellSuppression(Mechanism):
         pub = listed_publication(table, self.publication, self.list)
         original = pub.aggregate(table)
         inner = pub.inner_counts(table)
-        req_primary = protection_requirements(self.rules_, original, protect_zeros=bool(self.protect_zeros)).primary
-        rows = model_rows(pub, inner, req_primary if self.protect_zeros else None, all_rows=bool(self.secondary_zeros))
+        req = protection_requirements(self.rules_, original, protect_zeros=bool(self.protect_zeros), min_width=float(self.min_width))
+        rows = model_rows(pub, inner, req.primary if self.protect_zeros else None, all_rows=bool(self.secondary_zeros))
         X = pub.X[rows]
         singletons = True if self.singletons is None else bool(self.singletons)
+        sole = sole_contributors_of_counts(X, inner[rows]) if singletons else None
         floor = np.where(original > 0, 1.0, 0.0) if self.list == "nonzero" else None
         hidden = cell_mask(pub, self.hidden, "hidden")
 
@@ -377,7 +378,7 @@ class CellSuppression(Mechanism):
                 secondary_zeros=bool(self.secondary_zeros),
                 intervals=self.intervals,
                 singletons=singletons,
-                sole=sole_contributors_of_counts(X, inner[rows]) if singletons else None,
+                sole=sole,
                 inner_values=inner[rows],
                 forced=cell_mask(pub, self.forced, "forced"),
                 hidden=hidden,
@@ -387,14 +388,10 @@ class CellSuppression(Mechanism):
             )
 
         status = protect(hidden)
-        req = protection_requirements(self.rules_, original, protect_zeros=bool(self.protect_zeros), min_width=float(self.min_width))
-        # the optimal method's attacker takes listed counts as at least 1 where nothing is empty
-        listed_lower = 1.0 if (self.list == "nonzero" or np.all(original > 0)) else 0.0
-        status, note = self._optimal(pub, original, status, listed_lower=listed_lower, X=X)
+        # the optimal method's attacker knows what the audit's knows: each listed cell at least 1 with list="nonzero"
+        status, note = self._optimal(pub, original, status, req, X=X, listed_lower=0.0 if floor is None else floor, sole=sole)
         if self.secondary == "optimal":
-            # what the optimal program does not model (contributors alone in withheld cells, widths of
-            # secondaries): the same protection steps on top of its pattern, which only withhold more
-            status = protect(hidden | (status == "secondary"))
+            status, note = self._on_top(status, note, protect(hidden | (status == "secondary")))
         return [self._result(pub, original, status, "count", note, inner=inner, requirements=req) for _ in range(m)]
 
     def suppress_magnitude(
@@ -449,46 +446,53 @@ class CellSuppression(Mechanism):
         pub = mt.publication
         X = pub.X if rows is None else pub.X[rows]
         sole = np.where(mt.n_contributors == 1, mt.largest, -1) if singletons and mt.largest is not None else None
-        status = suppress_cells(
-            X,
-            mt.counts,
-            self.rules_,
-            values=mt.values,
-            top=top,
-            n_contributors=mt.n_contributors,
-            protect_zeros=bool(self.protect_zeros),
-            secondary_zeros=bool(self.secondary_zeros),
-            priority=self.priority,
-            intervals=intervals,
-            singletons=singletons,
-            sole=sole,
-            inner_values=mt.inner_values if rows is None or mt.inner_values is None else mt.inner_values[rows],
-            forced=cell_mask(pub, self.forced, "forced"),
-            hidden=cell_mask(pub, self.hidden, "hidden"),
-            progress=progress,
-        )
+        hidden = cell_mask(pub, self.hidden, "hidden")
+
+        def protect(hidden: np.ndarray) -> np.ndarray:
+            return suppress_cells(
+                X,
+                mt.counts,
+                self.rules_,
+                values=mt.values,
+                top=top,
+                n_contributors=mt.n_contributors,
+                protect_zeros=bool(self.protect_zeros),
+                secondary_zeros=bool(self.secondary_zeros),
+                priority=self.priority,
+                intervals=intervals,
+                singletons=singletons,
+                sole=sole,
+                inner_values=mt.inner_values if rows is None or mt.inner_values is None else mt.inner_values[rows],
+                forced=cell_mask(pub, self.forced, "forced"),
+                hidden=hidden,
+                progress=progress,
+            )
+
+        status = protect(hidden)
         req = protection_requirements(self.rules_, mt.n_contributors, mt.values, top)
-        status, note = self._optimal(pub, mt.values, status, listed_lower=0.0, counts=mt.n_contributors, top=top, X=X)
+        status, note = self._optimal(pub, mt.values, status, req, X=X, listed_lower=0.0, sole=sole, apart=True)
+        if self.secondary == "optimal":
+            status, note = self._on_top(status, note, protect(hidden | (status == "secondary")))
         return self._result(mt.publication, mt.values, status, mt.value, note, inner=mt.inner_values, requirements=req, sole=sole)
-    def _optimal(self, pub: Publication, values: np.ndarray, status: np.ndarray, *, listed_lower: float,
-                 counts: Any = None, top: Any = None, X: Any = None) -> tuple[np.ndarray, str]:
+
+    def _optimal(self, pub: Publication, values: np.ndarray, status: np.ndarray, req: Requirements, *, X: Any,
+                 listed_lower: Any, sole: Any = None, apart: bool = False) -> tuple[np.ndarray, str]:
         """The optimal pattern from the Gaussian one (``secondary='optimal'``), and its note; the status unchanged
-        otherwise.  ``X``: the protection's model (default the publication's inner cells)."""
+        otherwise.  ``X``: the protection's model; ``req``: every primary's requirements (its targets); ``listed_lower``:
+        the least value the listing reveals of each cell; with ``sole`` (singletons) every primary keeps its
+        protection against each contributor alone in cells too (``apart``: magnitude tables)."""
         if self.secondary != "optimal":
             return status, ""
-        from ._optimal import optimal_secondary, optimal_targets
+        from ._optimal import optimal_secondary
 
         primary = status == "primary"
-        freq = values if counts is None else counts
-        _, required = primary_cells(self.rules_, freq, values if top is not None else None, top, bool(self.protect_zeros))
-        upper, lower, width = optimal_targets(self.rules_, values, primary, required)
         forced = cell_mask(pub, self.forced, "forced")
         if not self.secondary_zeros:  # empty cells are never secondary suppressions, as for the Gaussian method
             forced |= (np.asarray(values) == 0) & ~primary
         res = optimal_secondary(
-            pub.X if X is None else X, values, primary, upper, lower, width, start=status != "", cost=self.cost,
+            X, values, primary, req.upper, req.lower, req.width, start=status != "", cost=self.cost,
             forced=forced, hidden=cell_mask(pub, self.hidden, "hidden"),
-            listed_lower=listed_lower, time_limit=float(self.time_limit),
+            listed_lower=listed_lower, sole=sole, apart=apart, time_limit=float(self.time_limit),
         )
         self.optimal_ = res
         if res.note:
@@ -497,6 +501,18 @@ class CellSuppression(Mechanism):
         out[res.suppressed] = "secondary"
         out[primary] = "primary"
         return out, res.note
+
+    @staticmethod
+    def _on_top(optimal: np.ndarray, note: str, status: np.ndarray) -> tuple[np.ndarray, str]:
+        """The status after the Gaussian method's steps ran on top of the optimal pattern (``status``): what the
+        optimal program does not model (a positive width for every withheld cell, primaries without an interval
+        target) withholds more; the note then says how many cells that added."""
+        extra = int(np.sum((status != "") & (optimal == "")))
+        if extra:
+            more = (f"{extra} cell(s) withheld on top of the least costly pattern (every withheld cell needs a positive "
+                    "width, which the optimal program does not model)")
+            note = f"{note}; {more}" if note else more
+        return status, note
 
     def _result(
         self, pub: Publication, original: np.ndarray, status: np.ndarray, measure: str, note: str = "", *,
