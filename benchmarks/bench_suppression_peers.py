@@ -334,17 +334,19 @@ def run_tool(tool: str, w: Workload, timeout: float, limit: float) -> dict:
     return row
 
 
-def run_cli(w: Workload, method_args: list[str]) -> dict:
-    """``cellsafe publish --method suppress`` on the workload's table, whole process."""
+def run_cli(w: Workload, method_args: list[str], timeout: float) -> dict:
+    """``cellsafe publish --method suppress`` on the workload's table, whole process (stopped after ``timeout`` s)."""
     if w.kind == "hier":
         argv = ["--variables", "district,sex,age", "--hierarchy", f"district={w.hrc}:region", "--formula", "district*sex*age",
                 "--rule", "freq<=3"]
     else:
         argv = ["--variables", ",".join(CUBE_NAMES), "--formula", CUBE_FORMULA, "--rule", "freq<=2"]
-    u = run_usage([sys.executable, "-m", "cellsafe.cli.main", "publish", w.table_csv, "--count", "n", *argv,
-                   "--method", "suppress", *method_args, "--output", w.folder / "cli.csv", "--overwrite", "--quiet"])
+    u = run_usage(["timeout", str(int(timeout)), sys.executable, "-m", "cellsafe.cli.main", "publish", w.table_csv,
+                   "--count", "n", *argv, "--method", "suppress", *method_args, "--output", w.folder / "cli.csv",
+                   "--overwrite", "--quiet", "--allow-long"])
     if u["returncode"] != 0:
-        return {"skipped": u["stderr"].strip()[-300:]}
+        why = f"did not finish within {timeout:.0f} s" if u["returncode"] == 124 else "failed"
+        return {"skipped": f"{why}: {u['stderr'].strip()[-300:]}"}
     return {"cpu_process": u["cpu"], "wall_process": u["wall"], "peak_mb": round(u["peak_mb"])}
 
 
@@ -372,7 +374,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append(row)
                 print("  " + _line(row), flush=True)
             if "cellsafe" in tools:
-                row = {"workload": w.label, "tool": "cellsafe publish", "load": round(os.getloadavg()[0], 1), **run_cli(w, [])}
+                row = {"workload": w.label, "tool": "cellsafe publish", "load": round(os.getloadavg()[0], 1), **run_cli(w, [], args.timeout)}
                 rows.append(row)
                 print("  " + _line(row), flush=True)
         finally:
