@@ -31,6 +31,8 @@ __all__ = ["TuningResult", "tune", "poisson_alpha_for_zero_share"]
 _N_SCAN = 48
 #: Parameters whose every evaluation is slow (GAF's exact moments depend on nu): a coarser scan.
 _COARSE = {"nu": 16}
+#: A marginal synthesizer's metric plans a whole run per evaluation: a coarser scan.
+_N_SCAN_MARGINAL = 16
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,8 @@ def poisson_alpha_for_zero_share(table_or_cell_sizes: Any) -> float:
     return -math.log1p(-s)
 
 
-def _scan_grid(parameter: str, decl: Param, lo: float, hi: float) -> np.ndarray:
-    n = _COARSE.get(parameter, _N_SCAN)
+def _scan_grid(parameter: str, decl: Param, lo: float, hi: float, n_scan: int | None = None) -> np.ndarray:
+    n = n_scan or _COARSE.get(parameter, _N_SCAN)
     if decl.log and lo >= 0 and hi / max(lo, 1e-300) > 100:
         first = max(lo, hi * 1e-7)
         grid = np.geomspace(first, hi, n)
@@ -140,9 +142,12 @@ def tune(
     Parameters
     ----------
     table_or_cell_sizes : CountTable, pandas.Series, mapping or CellSizes
-        The original table or its cell-size distribution.
-    mechanism : CellwiseMechanism
-        Any cell-wise mechanism; its other parameters stay fixed.
+        The original table or its cell-size distribution (the table itself for a marginal
+        synthesizer).
+    mechanism : CellwiseMechanism or MarginalSynthesizer
+        Any cell-wise mechanism, or MST / AIM (``MarginalSynthesizer``, tuned to
+        ``'marginal_tv(k)'`` from :func:`cellsafe.apriori.marginal_error` on the table's
+        marginals); its other parameters stay fixed.
     solve : str
         The parameter to solve for, one of ``mechanism.tunable_params()``: 'alpha', 'sigma',
         'nu', 'zeros_to_ones' of a saturated synthesizer, 'epsilon' of geometric noise, 'V' of
@@ -150,8 +155,9 @@ def tune(
     target : str or Target
         'tau1(0)=tau2(0)' (as many zeros released as in the original), 'tau4(1)=p',
         'tau3(1)=p' (any 'tauN(k)=p', p in [0, 1]), 'loss=L' (expected squared error of the mean
-        of ``m`` implicates), 'hellinger=u', 'within(5)=s'; an inequality ('tau4(1)<=0.4', the
-        report's syntax) is solved at its boundary, and ``meets`` says which side meets it.
+        of ``m`` implicates), 'hellinger=u', 'within(5)=s', 'marginal_tv(2)=0.05' (marginal
+        synthesizers); an inequality ('tau4(1)<=0.4', 'marginal_tv(2)<=0.05', the report's syntax)
+        is solved at its boundary, and ``meets`` says which side meets it.
     bounds : (float, float), optional
         Range searched; default the parameter's declared scan range (alpha [0, 10], sigma
         [1e-4, 1e3], nu [-2, 1], zeros_to_ones [0, 1], ...).
@@ -190,18 +196,14 @@ def tune(
     (0.0254, 0.4)
     """
     tgt = target if isinstance(target, Target) else parse_target(target, m=m)
+    from ..mechanisms import MarginalSynthesizer
+
+    if isinstance(mechanism, MarginalSynthesizer) or tgt.metric.on_marginals:
+        return _tune_marginal(table_or_cell_sizes, mechanism, solve, tgt, bounds, xtol, progress)
     cs = apriori.cell_sizes(table_or_cell_sizes)
     apriori.check_mechanism(mechanism, "tune")
     decl = _tunable(mechanism, solve)
-    lo, hi = decl.scan if bounds is None else (float(bounds[0]), float(bounds[1]))  # type: ignore[misc]
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise InvalidArgumentError(f"bounds must be two finite numbers lo < hi. Got {bounds!r}.")
-    if lo < decl.low or hi > decl.high:
-        raise InvalidArgumentError(
-            f"bounds {bounds!r} leave the range of {solve!r} ({decl.low:g} to {decl.high:g}); narrow them."
-        )
-    if decl.low_open and lo == decl.low:
-        lo = decl.scan[0] if decl.scan and decl.scan[0] > decl.low else np.nextafter(lo, hi)
+    lo, hi = _bounds(decl, solve, bounds)
 
     from ..distributions import Poisson
 
@@ -228,6 +230,62 @@ def tune(
         return tgt.metric(cs, mech) - tgt.value
 
     result = _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, lambda: n_eval, progress)
+    if tgt.op == "=":
+        return result
+    return replace(result, meets=_side(f, tgt, solve, result.value, lo, hi))
+
+
+def _bounds(decl: Param, solve: str, bounds: tuple[float, float] | None) -> tuple[float, float]:
+    lo, hi = decl.scan if bounds is None else (float(bounds[0]), float(bounds[1]))  # type: ignore[misc]
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise InvalidArgumentError(f"bounds must be two finite numbers lo < hi. Got {bounds!r}.")
+    if lo < decl.low or hi > decl.high:
+        raise InvalidArgumentError(
+            f"bounds {bounds!r} leave the range of {solve!r} ({decl.low:g} to {decl.high:g}); narrow them."
+        )
+    if decl.low_open and lo == decl.low:
+        lo = decl.scan[0] if decl.scan and decl.scan[0] > decl.low else np.nextafter(lo, hi)
+    return lo, hi
+
+
+def _tune_marginal(table: Any, mechanism: Any, solve: str, tgt: Target, bounds: tuple[float, float] | None,
+                   xtol: float, progress: bool) -> TuningResult:
+    """A marginal synthesizer (MST, AIM) tuned on the table's marginals by :func:`apriori.marginal_error`.
+
+    Its metric needs the table itself (the structure MST or AIM would choose, and the marginals'
+    sizes), never cell sizes; each evaluation plans the run without noise.
+    """
+    from ..mechanisms import MarginalSynthesizer
+    from ..table import CountTable
+
+    if not isinstance(mechanism, MarginalSynthesizer):
+        raise InvalidArgumentError(
+            f"{tgt.metric.name} is a metric of a marginal synthesizer (MST, AIM). Got {type(mechanism).__name__}."
+        )
+    if not tgt.metric.on_marginals or tgt.zero_share:
+        raise InvalidArgumentError(
+            f"a marginal synthesizer is tuned to 'marginal_tv(k)' (k in 1..3), e.g. 'marginal_tv(2)<=0.05'. "
+            f"Got {tgt.text!r}."
+        )
+    if not isinstance(table, CountTable):
+        raise InvalidArgumentError(
+            f"tuning a marginal synthesizer reads the table's marginals: give the CountTable. Got {type(table).__name__}."
+        )
+    decl = _tunable(mechanism, solve)
+    lo, hi = _bounds(decl, solve, bounds)
+    k = tgt.metric.k
+    n_eval = 0
+
+    def f(x: float) -> float:
+        nonlocal n_eval
+        n_eval += 1
+        try:
+            mech = mechanism.with_params(**{solve: x})
+        except CellsafeError:
+            return math.nan
+        return apriori.marginal_error(table, mech, degrees=(k,)).tv(k) - tgt.value
+
+    result = _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, lambda: n_eval, progress, n_scan=_N_SCAN_MARGINAL)
     if tgt.op == "=":
         return result
     return replace(result, meets=_side(f, tgt, solve, result.value, lo, hi))
@@ -262,8 +320,9 @@ def _root(
     xtol: float,
     count: Callable[[], int],
     progress: bool = False,
+    n_scan: int | None = None,
 ) -> TuningResult:
-    grid = _scan_grid(solve, decl, lo, hi)
+    grid = _scan_grid(solve, decl, lo, hi, n_scan)
     with progress_bar(len(grid), progress, f"scanning {solve}", unit="value") as bar:
         vals = np.empty(len(grid))
         for i, x in enumerate(grid):

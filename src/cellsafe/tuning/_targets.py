@@ -22,10 +22,12 @@ __all__ = ["Metric", "Target", "parse_metric", "parse_target"]
 
 _TAU = re.compile(r"^tau([1-4])\((\d+)\)$")
 _WITHIN = re.compile(r"^within\(([0-9.]+)\)$")
+_MARGINAL_TV = re.compile(r"^marginal_tv\((\d+)\)$")
 _TARGET = re.compile(r"^\s*(.+?)\s*(<=|>=|=|<|>)\s*(.+?)\s*$")
 _METRIC_HELP = (
     "'tau1(k)'..'tau4(k)' (k a count >= 0), 'loss' (expected squared error), 'hellinger' (expected utility) or "
-    "'within(p)' (expected share of cells within p%)"
+    "'within(p)' (expected share of cells within p%); for a marginal synthesizer 'marginal_tv(k)' (expected "
+    "average total-variation error of the released k-way marginals, k in 1..3)"
 )
 _TARGET_HELP = "'tau4(1)<=0.4', 'hellinger>=0.9', 'within(5)>=0.8', 'loss<=1000' (tune: also 'tau4(1)=0.4', 'tau1(0)=tau2(0)')"
 _OPS = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, ">": lambda a, b: a > b}
@@ -37,8 +39,9 @@ class Metric:
 
     ``kind`` is 'tau' (with ``which`` in 1..4 and count ``k``), 'loss' (expected squared error
     of the mean of ``m`` implicates), 'mse_utility' (1 - invlogit(MSE per cell), 000 Figure 7),
-    'hellinger' (expected Hellinger utility) or 'within' (expected share of all cells within ``p``%
-    of their original count).
+    'hellinger' (expected Hellinger utility), 'within' (expected share of all cells within ``p``%
+    of their original count) or, for a marginal synthesizer, 'marginal_tv' (the expected average
+    total-variation error of the released ``k``-way marginals, :func:`cellsafe.apriori.marginal_error`).
     """
 
     kind: str
@@ -53,11 +56,18 @@ class Metric:
             return f"tau{self.which}({self.k})"
         if self.kind == "within":
             return f"within({self.p:g})"
+        if self.kind == "marginal_tv":
+            return f"marginal_tv({self.k})"
         return self.kind
 
     @property
     def is_probability(self) -> bool:
-        return self.kind in ("tau", "mse_utility", "hellinger", "within")
+        return self.kind in ("tau", "mse_utility", "hellinger", "within", "marginal_tv")
+
+    @property
+    def on_marginals(self) -> bool:
+        """A metric of a marginal synthesizer on the table (not of a cell-wise mechanism on cell sizes)."""
+        return self.kind == "marginal_tv"
 
     def __call__(self, cs: apriori.CellSizes, mech: CellwiseMechanism) -> float:
         if self.kind == "tau":
@@ -111,6 +121,12 @@ def parse_metric(text: str, *, m: int = 1) -> Metric:
     hit = _WITHIN.match(t)
     if hit:
         return Metric("within", p=float(hit.group(1)), m=m)
+    hit = _MARGINAL_TV.match(t)
+    if hit:
+        k = int(hit.group(1))
+        if not 1 <= k <= 3:
+            raise InvalidArgumentError(f"marginal_tv(k) assesses the 1-, 2- or 3-way marginals. Got {text!r}.")
+        return Metric("marginal_tv", k=k)
     if t.startswith("tau") and "(-" in t:
         raise InvalidArgumentError(f"unknown metric {text!r}: the count k in tauN(k) must be >= 0.")
     raise InvalidArgumentError(f"unknown metric {text!r}; use {_METRIC_HELP}.")
