@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +34,9 @@ import numpy as np
 import cellsafe
 from cellsafe.fitting.tree import tree_least_squares
 from cellsafe.mechanisms.topdown import TopDownNoise
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import run_usage  # noqa: E402
 
 HERE = Path(__file__).parent
 PREFIXES = [0, 2, 4, 7]  # the grand total, state, county, tract: code prefixes of the tract codes
@@ -85,26 +87,24 @@ def run_opendp(python: Path, records: Path, codes_file: Path, noise: str, budget
     rows, times = [], []
     for r in range(reps):
         out = Path(tempfile.mkstemp(suffix=".npz")[1])
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        proc = subprocess.run(
-            [str(python), str(HERE / "peer_opendp_hierarchy.py"), str(records), str(codes_file), noise,
-             ",".join(map(str, budgets)), ",".join(map(str, PREFIXES)), str(out)],
-            capture_output=True, text=True,
-        )
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode:
-            raise RuntimeError(proc.stderr[-2000:])
-        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        call = float(proc.stderr.split("call")[-1].split()[0])
+        run = _whole([str(python), str(HERE / "peer_opendp_hierarchy.py"), str(records), str(codes_file), noise,
+                      ",".join(map(str, budgets)), ",".join(map(str, PREFIXES)), str(out)])
+        call = float(run["stderr"].split("call")[-1].split()[0])
         d = np.load(out)
         levels = [d[f"level{k}"].astype(float) for k in range(len(PREFIXES))]
         # OpenDP's categories are sorted codes: the same order as the tree's (codes are sorted)
         rows.append(errors(levels, truth))
-        times.append((wall, cpu, call, after.ru_maxrss / 1024))
+        times.append((run["wall"], run["cpu"], call, run["peak_mb"]))
         out.unlink()
     return rows, times
+
+
+def _whole(argv: list[str]) -> dict:
+    """One whole process (``_timing.run_usage``); its stderr raised where it fails."""
+    run = run_usage(argv)
+    if run["returncode"]:
+        raise RuntimeError(run["stderr"][-2000:])
+    return run
 
 
 def whole_process(records: Path, codes: list[str], folder: Path, epsilon: float) -> None:
@@ -118,21 +118,11 @@ def whole_process(records: Path, codes: list[str], folder: Path, epsilon: float)
         lines.append("@@" + c)
     (folder / "geo.hrc").write_text("\n".join(lines) + "\n")
     for noise in ["geometric", "discrete-gaussian"]:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        proc = subprocess.run(
-            ["cellsafe", "dp-publish", str(records), "--variables", "tract", "--hierarchy", f"tract={folder / 'geo.hrc'}",
-             "--epsilon", str(epsilon), "--noise", noise, "--seed", "1", "--quiet", "--overwrite",
-             "--output", str(folder / f"out-{noise}")],
-            capture_output=True, text=True,
-        )
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode:
-            raise RuntimeError(proc.stderr[-2000:])
-        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        print(f"cellsafe dp-publish --noise {noise}, whole process: {wall:.2f} s wall, {cpu:.2f} CPU s, "
-              f"peak {after.ru_maxrss / 1024:.0f} MB (largest child so far)")
+        run = _whole(["cellsafe", "dp-publish", str(records), "--variables", "tract", "--hierarchy",
+                      f"tract={folder / 'geo.hrc'}", "--epsilon", str(epsilon), "--noise", noise, "--seed", "1",
+                      "--quiet", "--overwrite", "--output", str(folder / f"out-{noise}")])
+        print(f"cellsafe dp-publish --noise {noise}, whole process: {run['wall']:.2f} s wall, {run['cpu']:.2f} CPU s, "
+              f"peak {run['peak_mb']:.0f} MB")
 
 
 def main() -> None:
