@@ -58,6 +58,7 @@ class NBI(CountDistribution):
     name: ClassVar[str] = "nbi"
     _params: ClassVar[tuple[Param, ...]] = declared("distribution", "nbi")
     closed_form_tails: ClassVar[bool] = True
+    closed_form_pgf: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         SIGMA.check(self.sigma, "NBI")
@@ -96,6 +97,12 @@ class NBI(CountDistribution):
             )
             out[pos] = lp
         return out
+
+    def _laplace_gaps(self, t: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # G(z) = (1 + sigma mu (1 - z))^(-n), z G'(z) = mu z (1 + sigma mu (1 - z))^(-n - 1), n = 1/sigma
+        s = float(self.sigma)
+        w = np.log1p(-s * mu * np.expm1(-t))
+        return -np.expm1(-w / s), -mu * np.expm1(-t - (1.0 / s + 1.0) * w)
 
     def _logpmf_rows(self, k: np.ndarray, row: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return self._anchored_rows(k, row, mu, -np.log1p(1.0 / (float(self.sigma) * mu)))  # log p, no cancellation

@@ -123,6 +123,7 @@ class PIG(CountDistribution):
     sigma: float
     name: ClassVar[str] = "pig"
     _params: ClassVar[tuple[Param, ...]] = declared("distribution", "pig")
+    closed_form_pgf: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         SIGMA.check(self.sigma, "PIG")
@@ -140,6 +141,14 @@ class PIG(CountDistribution):
             + k * (np.log(mu) - np.log(root))
             - special.gammaln(k + 1.0)
         )
+
+    def _laplace_gaps(self, t: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # G(z) = exp((1 - R)/sigma), z G'(z) = mu z G(z)/R, R = sqrt(1 + 2 sigma mu (1 - z));
+        # (R - 1)/sigma = 2 mu (1 - z)/(1 + R) has no cancellation.
+        one_minus_z = -np.expm1(-t)
+        x = 2.0 * float(self.sigma) * mu * one_minus_z
+        log_g = -2.0 * mu * one_minus_z / (1.0 + np.sqrt(1.0 + x))
+        return -np.expm1(log_g), -mu * np.expm1(log_g - t - 0.5 * np.log1p(x))
 
     def _sample(self, mu: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         g = rng.wald(1.0, 1.0 / float(self.sigma), size=mu.shape)

@@ -39,9 +39,15 @@ class Poisson(CountDistribution):
     name: ClassVar[str] = "poisson"
     _params: ClassVar[tuple[Param, ...]] = declared("distribution", "poisson")
     closed_form_tails: ClassVar[bool] = True
+    closed_form_pgf: ClassVar[bool] = True
 
     def _logpmf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return log_poisson(k, mu)
+
+    def _laplace_gaps(self, t: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # G(z) = exp(-mu (1 - z)), z G'(z) = mu z G(z)
+        log_g = mu * np.expm1(-t)
+        return -np.expm1(log_g), -mu * np.expm1(log_g - t)
 
     def _logpmf_rows(self, k: np.ndarray, row: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return self._anchored_rows(k, row, mu, np.log(mu))
