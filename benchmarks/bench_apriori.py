@@ -1,7 +1,7 @@
 """A priori metrics, tuning and the frontier against Monte Carlo estimates of the same numbers.
 
-Run: python benchmarks/bench_apriori.py  (``mc``: every metric of assess against 100 Monte Carlo implicates,
-in the call and whole process)
+Run: python benchmarks/bench_apriori.py  (``mc [--whole F,F] [F ...]``: every metric of assess against 100 Monte
+Carlo implicates, in the call and whole process; F is poisson, nbi, pig or with a sigma, nbi:0.1)
 
 Each line times an a priori computation on the ESC-like table (3.47 million cells) and a Monte
 Carlo estimate of the same quantity in the same process (synthesize, then measure), and prints
@@ -88,18 +88,34 @@ def main() -> None:
         print(f"{name:32s} {a:9.3f}s {mc:11.3f}s {mc / a:12.1f}x {target:7.2f}s {flag}")
 
 
+def _family(token: str):
+    """'poisson', 'nbi', 'pig' (sigma 1) or 'nbi:0.1', 'pig:0.1': (label, distribution, CLI options)."""
+    from cellsafe.distributions import NBI, PIG, Poisson
+
+    name, _, sigma = token.partition(":")
+    if name == "poisson":
+        return "Poisson", Poisson(), ["--distribution", "poisson"]
+    sig = float(sigma or 1.0)
+    dist = {"nbi": NBI, "pig": PIG}[name](sig)
+    return f"{name.upper()} sigma {sig:g}", dist, ["--distribution", name, "--sigma", f"{sig:g}"]
+
+
 def assess_against_monte_carlo(m: int = 100, families: tuple = ("poisson", "nbi", "pig"), whole: tuple | None = None,
                                repeat: int = 3) -> None:
     """Every metric of ``cellsafe assess`` against ``m`` Monte Carlo implicates, ESC-like, alpha 0.01 (issue 25).
 
     In the call: ``apriori.assess`` (tau, squared error, total, Hellinger, within p%) against ``m``
     draws each measured by ``table_metrics`` (CPU seconds; the Monte Carlo time is that of 5
-    implicates times m / 5).  Whole process: ``cellsafe assess --json`` against ``cellsafe
-    synthesize -m 100`` followed by ``cellsafe evaluate --json`` of the 100 files (CPU seconds,
-    getrusage of the children).  The a priori values are printed beside the Monte Carlo means.  ``families``
-    picks the noise families, ``whole`` those also timed as whole processes (default: all of ``families``; the
-    whole-process Monte Carlo writes and reads m files of the table, minutes of CPU per family), ``repeat`` the
-    runs of ``cellsafe assess`` whose best CPU is kept.
+    implicates times m / 5).  The a priori values are printed beside the mean of the 5 implicates
+    and its standard error (from the 5 implicates measured one by one, outside the timing).  Whole
+    process: ``cellsafe assess --json`` against ``cellsafe synthesize -m 100`` followed by
+    ``cellsafe evaluate --json`` of the 100 files (CPU seconds, getrusage of the children), and the
+    start-up floor: ``cellsafe assess --json`` with ``--no-hellinger --p 50 --k 1`` on the same file
+    (reading and importing, almost no metric).  ``families`` picks the noise families (``poisson``,
+    ``nbi``, ``pig``, or with a sigma: ``nbi:0.1``), ``whole`` those also timed as whole processes
+    (default: all of ``families``; the whole-process Monte Carlo writes and reads m files of the
+    table, about a minute of CPU per family), ``repeat`` the runs of ``cellsafe assess`` whose best
+    CPU is kept.
     """
     import os
     import shutil
@@ -112,29 +128,34 @@ def assess_against_monte_carlo(m: int = 100, families: tuple = ("poisson", "nbi"
 
     from cellsafe import apriori
     from cellsafe.datasets import esc_like
-    from cellsafe.distributions import NBI, PIG, Poisson
     from cellsafe.mechanisms.saturated import SaturatedSynthesizer
     from cellsafe.metrics import table_metrics
 
     table = esc_like()
     print(f"a priori against {m} Monte Carlo implicates, ESC-like, alpha 0.01, load {os.getloadavg()[0]:.1f}")
     whole = families if whole is None else whole
-    for family, label, dist, cli in (("poisson", "Poisson", Poisson(), ["--distribution", "poisson"]),
-                                     ("nbi", "NBI sigma 1", NBI(1.0), ["--distribution", "nbi", "--sigma", "1"]),
-                                     ("pig", "PIG sigma 1", PIG(1.0), ["--distribution", "pig", "--sigma", "1"])):
-        if family not in families:
-            continue
+    for family in families:
+        label, dist, cli = _family(family)
         mech = SaturatedSynthesizer(dist, alpha=0.01)
         apriori.assess(table, mech)
-        t_a = min(_cpu(lambda: apriori.assess(table, mech)) for _ in range(3))
+        t_a = min(_cpu(lambda: apriori.assess(table, mech)) for _ in range(repeat))
         a = apriori.assess(table, mech)
         t0 = time.process_time()
         emp = table_metrics(table, list(mech.implicates(table, 5, rng=1)))
         t_mc = (time.process_time() - t0) * m / 5
-        print(f"  {label}: in the call {t_a:.3f} s CPU against {t_mc:.1f} s for {m} implicates: {t_mc / t_a:.0f}x; "
-              f"tau4(1) {a.tau.at[1, 'tau4']:.4f} vs {emp.tau.at[1, 'tau4']:.4f}, Hellinger utility "
-              f"{a.hellinger.utility:.5f} vs {emp.hellinger_utility:.5f}, within 10% "
-              f"{a.within.at[10.0, 'nonzero']:.4f} vs {emp.within.at[10.0, 'nonzero']:.4f}", flush=True)
+        each = [table_metrics(table, s) for s in mech.implicates(table, 5, rng=1)]
+
+        def se(values):
+            return float(np.std(values, ddof=1) / np.sqrt(len(values)))
+
+        t4 = [e.tau.at[1, "tau4"] for e in each]
+        hu = [e.hellinger_utility for e in each]
+        w10 = [e.within.at[10.0, "nonzero"] for e in each]
+        print(f"  {label}: in the call {t_a:.4f} s CPU against {t_mc:.2f} s for {m} implicates: {t_mc / t_a:.0f}x; "
+              f"tau4(1) {a.tau.at[1, 'tau4']:.4f} vs {emp.tau.at[1, 'tau4']:.4f} (se {se(t4):.4f}), Hellinger utility "
+              f"{a.hellinger.utility:.5f} vs {emp.hellinger_utility:.5f} (se {se(hu):.5f}), within 10% "
+              f"{a.within.at[10.0, 'nonzero']:.4f} vs {emp.within.at[10.0, 'nonzero']:.4f} (se {se(w10):.4f}); "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
         if family not in whole:
             continue
         with tempfile.TemporaryDirectory() as tmp:
@@ -142,17 +163,20 @@ def assess_against_monte_carlo(m: int = 100, families: tuple = ("poisson", "nbi"
             table.to_frame().to_csv(csv, index=False)
             names = ",".join(table.names)
             base = [sys.executable, "-m", "cellsafe.cli.main"]
-            ours = measure_process([*base, "assess", csv, "--variables", names, "--count", "count", *cli,
-                                    "--alpha", "0.01", "--json"], repeat)
-            syn = measure_process([*base, "synthesize", csv, "--variables", names, "--count", "count", *cli,
-                                   "--alpha", "0.01", "-m", m, "--seed", 1, "--output", Path(tmp) / "mc", "--quiet"], 1)
+            args = [csv, "--variables", names, "--count", "count", *cli, "--alpha", "0.01"]
+            ours = measure_process([*base, "assess", *args, "--json"], repeat)
+            floor = measure_process([*base, "assess", *args, "--json", "--no-hellinger", "--p", "50", "--k", "1"],
+                                    repeat)
+            syn = measure_process([*base, "synthesize", *args, "-m", m, "--seed", 1, "--output", Path(tmp) / "mc",
+                                   "--quiet"], 1)
             files = sorted(str(p) for p in (Path(tmp) / "mc").glob("synthetic_*.csv"))
             ev = measure_process([*base, "evaluate", csv, *files, "--variables", names, "--count", "count",
                                   "--synthetic-count", "count", "--json", "--quiet"], 1)
             shutil.rmtree(Path(tmp) / "mc", ignore_errors=True)
             mc = syn.cpu + ev.cpu
             print(f"    whole process: cellsafe assess {ours}; synthesize -m {m} {syn} + evaluate {ev} = {mc:.1f} s CPU: "
-                  f"{mc / ours.cpu:.0f}x; load {os.getloadavg()[0]:.1f}", flush=True)
+                  f"{mc / ours.cpu:.0f}x; start-up floor (assess, one metric) {floor}: at most {mc / floor.cpu:.0f}x; "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def _cpu(fn) -> float:
@@ -167,7 +191,8 @@ if __name__ == "__main__":
     import sys
 
     if sys.argv[1:2] == ["mc"]:
-        # mc [--whole F,F] [F ...]: the families (poisson, nbi, pig; default all), those also run as whole processes
+        # mc [--whole F,F] [F ...]: the families (poisson, nbi, pig, nbi:0.1, ...; default poisson, nbi, pig),
+        # those also run as whole processes
         rest = sys.argv[2:]
         chosen_whole = None
         if "--whole" in rest:

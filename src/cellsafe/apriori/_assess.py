@@ -145,7 +145,8 @@ def assess(
     d : sequence of float
         Distances for P(|n_syn - n| < d).
     hellinger : bool
-        Compute the expected Hellinger distance (sums whole transition rows: the slowest part).
+        Compute the expected Hellinger distance (for Poisson, NBI and PIG from fractional moments, a fixed
+        cost per distinct count; other mechanisms sum whole transition rows, the slowest part).
     tol : float
         Tail mass left out of the row sums.
 
