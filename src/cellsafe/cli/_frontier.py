@@ -29,6 +29,11 @@ examples:
   # your own settings: a CSV with columns family,sigma,nu,alpha
   cellsafe frontier table.csv --variables a,b,c --count n --grid settings.csv --output frontier.csv
 
+  # MST and AIM beside geometric noise: privacy loss against the a priori error of the 2-way marginals
+  cellsafe frontier table.csv --variables a,b,c --count n --output dp.csv --plot dp.png \
+      --risk epsilon --utility 'marginal_tv(2)' --mechanism 'mst:epsilon=0.3' --mechanism 'mst:epsilon=1' \
+      --mechanism 'aim:epsilon=0.3' --mechanism 'aim:epsilon=1' --mechanism 'geometric:epsilon=0.5'
+
   # saturated NBI, the cell key method and geometric noise on one yardstick
   cellsafe frontier table.csv --variables a,b,c --count n --output mixed.csv --utility hellinger \
       --mechanism 'nbi:sigma=0.5' --mechanism 'nbi:sigma=2' --mechanism 'ckm:D=5,V=3,js=2' \
@@ -36,7 +41,10 @@ examples:
 
 Risk is tau4(1) (the share of synthetic uniques that are real uniques) unless --risk says otherwise;
 utility is 1 - invlogit(expected squared error per cell) (000 Figure 7) or the expected Hellinger
-utility.  The output has one row per setting and a column 'efficient' marking the frontier.
+utility.  The output has one row per setting and a column 'efficient' marking the frontier, with the
+privacy loss of every DP setting (loss_epsilon, loss_delta, loss_rho).  A metric that does not apply
+to a setting (tau4(1) or the MSE of mst and aim, the marginal error of cell-wise noise) is left
+empty with the reason in the column 'undefined'.
 """
 
 
@@ -44,8 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "frontier",
         help="a priori risk-utility frontier over mechanisms and parameters",
-        description="Evaluate a grid of cell-wise mechanisms (saturated synthesizers by default; the cell key "
-        "method and DP noise with --mechanism) a priori and mark the non-dominated settings "
+        description="Evaluate a grid of mechanisms (saturated synthesizers by default; the cell key "
+        "method, DP noise and the marginal synthesizers mst and aim with --mechanism) a priori and mark the "
+        "non-dominated settings "
         "(003 section 4.5, 000 section 4.5).",
         epilog=_EXAMPLES,
         formatter_class=EXAMPLES_FORMATTER,
@@ -67,8 +76,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "build a grid of mixed mechanisms (instead of --grid)",
     )
     p.add_argument("--alpha", type=float, default=0.0, help="pseudocount of the default grid's nbi/pig/gaf settings")
-    p.add_argument("--risk", default="tau4(1)", help="risk metric tauN(k) (default tau4(1))")
-    p.add_argument("--utility", default="mse", choices=("mse", "hellinger"), help="utility measure (default mse)")
+    p.add_argument("--risk", default="tau4(1)", help="risk metric tauN(k) (default tau4(1)), or the privacy loss of one "
+                   "release: epsilon or rho (DP mechanisms, mst and aim)")
+    p.add_argument("--utility", default="mse", metavar="mse|hellinger|marginal_tv(k)",
+                   help="utility measure (default mse); marginal_tv(k), k in 1..3: the expected average total-variation "
+                   "error of the k-way marginals of the marginal synthesizers (mst, aim)")
+    p.add_argument("--relation", choices=("replace-one", "add-remove"), default="replace-one",
+                   help="neighbour relation of the privacy loss columns and of --risk epsilon|rho (default replace-one)")
     p.add_argument("--output", required=True, metavar="FILE", help="CSV or Parquet file for the points")
     p.add_argument("--plot", default=None, metavar="FILE", help="also draw the frontier (PNG or SVG)")
     from ._common import add_output_options
@@ -128,7 +142,7 @@ def _run(args: argparse.Namespace, outputs, out_path: Path, plot_path: Path | No
     table = table_from_args(args)
     result = frontier(
         table, grid, families=families, n=n or 100, alpha=args.alpha, risk=args.risk, utility=args.utility,
-        progress=progress_from_args(args),
+        relation=args.relation, progress=progress_from_args(args),
     )
     outputs.write_frame(result.points, out_path)
     if plot_path is not None:
@@ -143,5 +157,5 @@ def _run(args: argparse.Namespace, outputs, out_path: Path, plot_path: Path | No
         f"wrote {args.output}" + (f" and {args.plot}" if args.plot else "")
     )
     for spec, why in zip(result.undefined["spec"], result.undefined["undefined"]):
-        print(f"  {spec}: {why} (in the output with an empty risk; drawn in the plot's margin)")
+        print(f"  {spec}: {why} (in the output with that value empty; drawn in the plot's margin)")
     return 0

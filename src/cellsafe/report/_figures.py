@@ -171,8 +171,11 @@ def plot_frontier(
         raise InvalidArgumentError(f"labels must be 'auto', 'all', 'efficient' or 'none'. Got {labels!r}.")
     pts = frontier.points.reset_index(drop=True)
     mse = frontier.utility == "mse"
+    tv = str(frontier.utility).startswith("marginal_tv") and "marginal_tv" in pts
     if mse and "mse_per_cell" in pts:
         y = pts["mse_per_cell"].to_numpy(float)
+    elif tv:
+        y = pts["marginal_tv"].to_numpy(float)
     else:
         u = pts["utility"].to_numpy(float)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -204,12 +207,19 @@ def plot_frontier(
             shown = pts.index[:0]
         if log_scale_wanted(x):
             ax.set_xscale("log")
-        ax.set_xlabel(f"risk: a priori {frontier.risk} (lower is safer)")
-        if mse:
+        if frontier.risk in ("epsilon", "rho"):
+            relation = getattr(frontier, "relation", "replace-one")
+            ax.set_xlabel(f"privacy loss: {frontier.risk} of one release, {relation} neighbours (lower is safer)")
+        else:
+            ax.set_xlabel(f"risk: a priori {frontier.risk} (lower is safer)")
+        if mse or tv:
             if log_scale_wanted(y, 0.0):
                 ax.set_yscale("log")
             ax.invert_yaxis()
-            ax.set_ylabel("expected squared error per cell\n(lower is better; axis turned: better is up)")
+            k = str(frontier.utility)[len("marginal_tv("):-1] if tv else ""
+            ax.set_ylabel("expected squared error per cell\n(lower is better; axis turned: better is up)" if mse else
+                          f"expected average TV error of the {k}-way marginals\n(lower is better; axis turned: "
+                          "better is up)")
         else:
             ax.set_ylabel("expected Hellinger utility (higher is better)")
         one = len(classes) == 1
@@ -225,7 +235,10 @@ def plot_frontier(
 
 def _margin_points(ax: Any, pts: Any, x: np.ndarray, y: np.ndarray, one: bool) -> None:
     """Settings whose risk is undefined but whose utility is known: a hollow marker in the right margin at their
-    utility, labelled, so that no setting is dropped from the figure without a word."""
+    utility, labelled, so that no setting is dropped from the figure without a word; those whose utility is
+    undefined but whose risk is known, in the bottom margin at their risk; those with neither, named under the
+    axes."""
+    _bottom_margin_points(ax, pts, x, y, one)
     lost = np.flatnonzero(~np.isfinite(x) & np.isfinite(y))
     if not lost.size:
         return
@@ -235,6 +248,25 @@ def _margin_points(ax: Any, pts: Any, x: np.ndarray, y: np.ndarray, one: bool) -
     for i in lost:
         ax.annotate(_point_label(pts.at[i, "spec"], one) + ": risk undefined", (1.05, y[i]), xycoords=where,
                     fontsize=7, va="center", ha="left", annotation_clip=False)
+
+
+def _bottom_margin_points(ax: Any, pts: Any, x: np.ndarray, y: np.ndarray, one: bool) -> None:
+    lost = np.flatnonzero(np.isfinite(x) & ~np.isfinite(y))
+    where = ax.get_xaxis_transform()  # x in data coordinates, y in axes coordinates
+    if lost.size:
+        shown = y[np.isfinite(y)]
+        if shown.size:  # widen the risk axis to hold them, on the utility's own range
+            ax.scatter(x[lost], np.full(lost.size, shown[0]), alpha=0.0)
+        ax.scatter(x[lost], np.full(lost.size, 0.03), transform=where, clip_on=False, marker="v", s=36,
+                   facecolor="white", edgecolor="black", linewidth=1.0, zorder=5, label="utility undefined (foot)")
+        for j, i in enumerate(lost):
+            ax.annotate(_point_label(pts.at[i, "spec"], one), (x[i], 0.03), xycoords=where, xytext=(0, 6 + 8 * (j % 2)),
+                        textcoords="offset points", fontsize=6, ha="center", va="bottom", annotation_clip=False)
+    neither = np.flatnonzero(~np.isfinite(x) & ~np.isfinite(y))
+    if neither.size:
+        names = ", ".join(_point_label(pts.at[i, "spec"], False) for i in neither)
+        ax.annotate(wrap(f"not on these axes (see 'undefined'): {names}", 10.0), (0.0, -0.16), xycoords="axes fraction",
+                    fontsize=6, ha="left", va="top", annotation_clip=False)
 
 
 # ---------------------------------------------------------------------- tau4 curves

@@ -1,9 +1,11 @@
 """The risk-utility frontier over mechanisms and parameters (003 section 4.5, 000 section 4.5).
 
-:func:`frontier` evaluates a grid of cell-wise mechanisms a priori on one cell-size distribution
-and returns every (risk, utility) point with the non-dominated set: no other point has
-lower-or-equal risk and higher-or-equal utility, one of them strictly.  The grid may mix classes:
-saturated synthesis, the cell key method and geometric noise on one yardstick.
+:func:`frontier` evaluates a grid of mechanisms a priori on one table and returns every (risk,
+utility) point with the non-dominated set: no other point has lower-or-equal risk and
+higher-or-equal utility, one of them strictly.  The grid may mix classes: saturated synthesis,
+the cell key method and geometric noise on one yardstick, and the marginal synthesizers (MST,
+AIM) beside the DP mechanisms on the privacy loss (see :mod:`cellsafe.tuning._axes` for which
+axis is defined for which mechanism).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from .._params import REQUIRED
 from .._registry import names
 from ..exceptions import InvalidArgumentError
 from ..mechanisms import CellwiseMechanism, make_mechanism, mechanism_family, mechanism_spec
-from ._targets import Metric, parse_metric
+from ._axes import check_risk, check_utility, is_marginal, marginal_tv, privacy_columns, why_undefined
+from ._targets import Metric
 
 __all__ = ["Frontier", "frontier", "default_grid", "FAMILIES"]
 
@@ -108,7 +111,7 @@ def _check_families(families: Iterable[str]) -> list[str]:
     return fams
 
 
-def _mechanism(point: Any) -> CellwiseMechanism:
+def _mechanism(point: Any) -> Any:
     if isinstance(point, Mapping) and "mechanism" not in point and "family" not in point:
         raise InvalidArgumentError(f"every grid point needs a 'family' (or 'mechanism'). Got {dict(point)!r}.")
     fam = str(point.get("family", "")).lower() if isinstance(point, Mapping) else ""
@@ -118,10 +121,10 @@ def _mechanism(point: Any) -> CellwiseMechanism:
         if _isnan(point.get(name, math.nan)):
             raise InvalidArgumentError(f"grid point {dict(point)!r}: family {fam!r} needs a {name!r}.")
     mech = make_mechanism(point)
-    if not isinstance(mech, CellwiseMechanism):
+    if not isinstance(mech, CellwiseMechanism) and not is_marginal(mech):
         raise InvalidArgumentError(
-            f"the frontier compares cell-wise mechanisms a priori; {mech!r} is not one (small count rounding has "
-            "no cell-wise transition probabilities)."
+            f"the frontier compares cell-wise mechanisms and the marginal synthesizers (mst, aim) a priori; {mech!r} "
+            "is neither (small count rounding has no cell-wise transition probabilities)."
         )
     return mech
 
@@ -143,18 +146,25 @@ class Frontier(Result):
         ``epsilon``, ``V``...; NaN where a mechanism has no such parameter), ``spec`` (e.g.
         'nbi:sigma=1,alpha=0.01', to label points and rebuild the mechanism), ``label`` (repr),
         ``risk``, ``utility``, ``efficient`` (True when non-dominated); with the MSE utility also
-        ``mse_per_cell``, the expected squared error per cell that the utility transforms; and
-        ``undefined``, why the risk or utility of a setting is not a number ('' when both are: a
-        setting is never dropped silently; the cell key method with js >= 1 has no tau4(1)).
+        ``mse_per_cell``, the expected squared error per cell that the utility transforms; with
+        'marginal_tv(k)' also ``marginal_tv``, the expected error itself (``utility`` is 1 minus
+        it); ``loss_epsilon``, ``loss_delta``, ``loss_rho``: the privacy loss of one release under
+        :attr:`relation` (NaN without a DP guarantee); and ``undefined``, why the risk or utility of
+        a setting is not a number ('' when both are: a setting is never dropped silently; the cell
+        key method with js >= 1 has no tau4(1), MST and AIM have no cell-wise metric).
     risk : str
-        The risk metric, e.g. 'tau4(1)' (lower is safer).
+        The risk metric, e.g. 'tau4(1)', or a privacy loss 'epsilon' or 'rho' (lower is safer).
     utility : str
-        'mse' (1 - invlogit(MSE per cell), 000 Figure 7) or 'hellinger' (expected Hellinger utility).
+        'mse' (1 - invlogit(MSE per cell), 000 Figure 7), 'hellinger' (expected Hellinger utility)
+        or 'marginal_tv(k)' (1 minus the expected average TV error of the k-way marginals).
+    relation : str
+        The neighbour relation of the privacy loss columns.
     """
 
     points: pd.DataFrame = field(repr=False)
     risk: str
     utility: str
+    relation: str = "replace-one"
 
     @property
     def efficient(self) -> pd.DataFrame:
@@ -175,6 +185,7 @@ class Frontier(Result):
         return {
             "risk": self.risk,
             "utility": self.utility,
+            "relation": self.relation,
             "n_points": len(self.points),
             "n_efficient": int(self.points["efficient"].sum()),
             "undefined": {s: why for s, why in zip(self.undefined["spec"], self.undefined["undefined"])},
@@ -211,13 +222,15 @@ def _efficient(risk: np.ndarray, util: np.ndarray) -> np.ndarray:
 
 def frontier(
     table_or_cell_sizes: Any,
-    grid: Sequence[Mapping[str, Any] | str | CellwiseMechanism] | None = None,
+    grid: Sequence[Mapping[str, Any] | str | Any] | None = None,
     *,
     families: Sequence[str] | None = None,
     n: int = 100,
     alpha: float = 0.0,
     risk: str = "tau4(1)",
     utility: str = "mse",
+    relation: str = "replace-one",
+    delta: float = 1e-9,
     progress: bool = False,
 ) -> Frontier:
     """Evaluate a grid of synthesizers a priori and find the risk-utility frontier.
@@ -225,11 +238,13 @@ def frontier(
     Parameters
     ----------
     table_or_cell_sizes : CountTable, pandas.Series, mapping or CellSizes
-    grid : sequence of dict, spec or CellwiseMechanism, optional
+        The original table, or its cell-size distribution when every setting is cell-wise (a
+        marginal synthesizer reads the table's marginals: give the table).
+    grid : sequence of dict, spec or mechanism, optional
         Settings ``{"family": "nbi", "sigma": 1.0, "alpha": 0.0}`` (``nu`` for gaf,
         ``zeros_to_ones`` optional), ``{"mechanism": "ckm", "D": 5, "V": 3}``, specs such as
-        ``'geometric:epsilon=1'``, or mechanisms; classes may be mixed.  Default
-        :func:`default_grid(families, n, alpha)`.
+        ``'geometric:epsilon=1'``, ``'mst:epsilon=1'`` or ``'aim:epsilon=1'``, or mechanisms;
+        classes may be mixed.  Default :func:`default_grid(families, n, alpha)`.
     families : sequence of str, optional
         Families for the default grid (default: every registered family).
     n : int
@@ -237,10 +252,19 @@ def frontier(
     alpha : float
         Pseudocount of the default grid's NBI, PIG and GAF settings.
     risk : str
-        Risk metric, 'tau4(1)' by default (any 'tauN(k)').
-    utility : {'mse', 'hellinger'}
+        'tau4(1)' by default (any 'tauN(k)': cell-wise mechanisms), or the privacy loss of one
+        release under ``relation``: 'epsilon' (of (epsilon, delta)-DP) or 'rho' (of zCDP), for
+        every mechanism with a differential-privacy guarantee, MST and AIM included.
+    utility : {'mse', 'hellinger', 'marginal_tv(k)'}
         1 - invlogit(expected squared error per cell) as in 000 Figure 7, or the expected
-        Hellinger utility (slower: it sums whole transition rows).
+        Hellinger utility (slower: it sums whole transition rows), both cell-wise; or, for the
+        marginal synthesizers, 'marginal_tv(k)' (k in 1..3): the expected average total-variation
+        error of the released k-way marginals (:func:`cellsafe.apriori.marginal_error`; lower is
+        better, ``utility`` is 1 minus it).
+    relation : {'replace-one', 'add-remove'}
+        The neighbour relation of the privacy loss columns (and of risk 'epsilon' or 'rho').
+    delta : float
+        The delta at which a zCDP mechanism without its own (the discrete Gaussian) states epsilon.
     progress : bool, default False
         Show a progress bar over the grid on standard error.
 
@@ -248,69 +272,117 @@ def frontier(
     -------
     Frontier
 
+    Notes
+    -----
+    Every point carries every axis that is defined for it: the cell-wise ``risk`` and utility of
+    a cell-wise mechanism; ``loss_epsilon``, ``loss_delta`` and ``loss_rho`` of any DP mechanism;
+    ``marginal_tv`` of a marginal synthesizer.  A metric that does not apply (tau4(1) or the MSE
+    per cell of MST, whose records come from a model and have no cell-wise transition; the
+    marginal error of geometric noise, for which cellsafe has no a priori formula; epsilon of
+    saturated synthesis) is NaN with the reason in ``undefined``: such a point is never on the
+    frontier and never left out.
+
     Examples
     --------
     >>> f = frontier({0: 900, 1: 60, 2: 40, 30: 5}, families=["poisson", "nbi"], n=10)
     >>> f
     Frontier(risk='tau4(1)', utility='mse', points=10, efficient=6)
     """
-    cs = apriori.cell_sizes(table_or_cell_sizes)
-    risk_m = parse_metric(risk)
-    if risk_m.kind != "tau":
-        raise InvalidArgumentError(f"the risk metric must be 'tauN(k)', for example 'tau4(1)'. Got {risk!r}.")
-    if str(utility).lower() not in ("mse", "hellinger"):
-        raise InvalidArgumentError(f"unknown utility {utility!r}; use 'mse' or 'hellinger'.")
-    util_m: Metric = parse_metric(str(utility).lower())
+    risk_m = check_risk(risk)
+    util_m = check_utility(utility)
+    from .._privacy import check_relation
+
+    relation = check_relation(relation, "frontier")
     if grid is None:
         grid = default_grid(families, n, alpha)
-    rows = []
-    mse = util_m.kind == "mse_utility"
     grid = list(grid)
+    mechs = [_mechanism(point) for point in grid]
+    marginal = any(is_marginal(m) for m in mechs)
+    table = table_or_cell_sizes
+    if marginal:
+        from ..table import CountTable
+
+        if not isinstance(table, CountTable):
+            raise InvalidArgumentError(
+                "a marginal synthesizer (mst, aim) on the frontier reads the table's marginals: give the CountTable, "
+                f"not its cell sizes. Got {type(table).__name__}.")
+    cs = apriori.cell_sizes(table) if not all(is_marginal(m) for m in mechs) else None
+    mse = util_m.kind == "mse_utility"
+    tv = util_m.kind == "marginal_tv"
+    rows = []
     from .._work import projected
 
     started = time.perf_counter()
     with progress_bar(len(grid), progress, "frontier", unit="setting") as bar:
-        for done, point in enumerate(grid):
+        for done, mech in enumerate(mechs):
             projected(f"a frontier of {len(grid):,} settings", done, len(grid), started, "use a smaller grid (--grid N)")
-            mech = _mechanism(point)
-            params = {k: float(v) for k, v in mech.flat_params().items() if _numeric(v)}
-            name = mechanism_family(mech)
-            if mse:
-                # 1 - invlogit(MSE) is 0 in floating point once the MSE passes about 745: keep the MSE
-                # itself for ranking and plotting, so that large-noise settings stay apart
-                err = apriori._squared_error(cs, mech, 1)
-                util, extra = err.utility(), {"mse_per_cell": err.mse}
-            else:
-                util, extra = util_m(cs, mech), {}
-            risk_value = risk_m(cs, mech)
-            rows.append(
-                {
-                    "mechanism": name,
-                    "family": name,
-                    "sigma": math.nan,
-                    "nu": math.nan,
-                    "alpha": math.nan,
-                    "zeros_to_ones": math.nan,
-                    **params,
-                    "spec": mechanism_spec(mech),
-                    "label": repr(mech),
-                    "risk": risk_value,
-                    "utility": util,
-                    **extra,
-                    "undefined": "; ".join(filter(None, (risk_m.undefined(cs, mech, risk_value),
-                                                         util_m.undefined(cs, mech, util)))),
-                }
-            )
+            rows.append(_point(mech, table, cs, risk_m, util_m, relation, delta))
             bar.update(1)
     if not rows:
         raise InvalidArgumentError("the grid is empty; give at least one setting.")
     points = pd.DataFrame(rows)
-    tail = ["spec", "label", "risk", "utility"] + (["mse_per_cell"] if mse else []) + ["undefined"]
+    tail = (["spec", "label", "risk", "utility"] + (["mse_per_cell"] if mse else []) + (["marginal_tv"] if tv else [])
+            + ["loss_epsilon", "loss_delta", "loss_rho", "undefined"])
     points = points[[c for c in points.columns if c not in tail] + tail]
     # the same order as the utility's (it decreases in the MSE), without its ties at 0
-    goodness = -points["mse_per_cell"].to_numpy(float) if mse else points["utility"].to_numpy(float)
+    goodness = (-points["mse_per_cell"].to_numpy(float) if mse else -points["marginal_tv"].to_numpy(float) if tv
+                else points["utility"].to_numpy(float))
     points["efficient"] = _efficient(points["risk"].to_numpy(float), goodness)
-    return Frontier(points=points, risk=risk_m.name, utility=util_m.name if util_m.kind == "hellinger" else "mse")
+    risk_name = risk_m if isinstance(risk_m, str) else risk_m.name
+    util_name = "mse" if mse else util_m.name
+    return Frontier(points=points, risk=risk_name, utility=util_name, relation=relation)
+
+
+def _point(mech: Any, table: Any, cs: Any, risk_m: Any, util_m: Metric, relation: str, delta: float) -> dict[str, Any]:
+    """One row of the frontier: the mechanism's parameters, every axis defined for it, and why the others are not."""
+    params = {k: float(v) for k, v in mech.flat_params().items() if _numeric(v)}
+    name = mechanism_family(mech)
+    privacy = privacy_columns(mech, relation, delta)
+    why_risk, why_util = why_undefined(risk_m, util_m, mech, name)
+    util_undefined = bool(why_util) or (bool(why_risk) and is_marginal(mech) and not util_m.on_marginals)
+    extra: dict[str, Any] = {}
+    util = math.nan
+    if util_m.kind == "mse_utility":
+        extra["mse_per_cell"] = math.nan
+    if util_m.kind == "marginal_tv":
+        extra["marginal_tv"] = math.nan
+    if not util_undefined:
+        if util_m.kind == "mse_utility":
+            # 1 - invlogit(MSE) is 0 in floating point once the MSE passes about 745: keep the MSE
+            # itself for ranking and plotting, so that large-noise settings stay apart
+            err = apriori._squared_error(cs, mech, 1)
+            util, extra["mse_per_cell"] = err.utility(), err.mse
+        elif util_m.kind == "marginal_tv":
+            extra["marginal_tv"] = marginal_tv(table, mech, util_m.k)
+            util = 1.0 - extra["marginal_tv"]
+        else:
+            util = util_m(cs, mech)
+        why_util = util_m.undefined(cs, mech, util) if util_m.kind != "marginal_tv" and not math.isfinite(util) else ""
+    risk_value = math.nan
+    if not why_risk:
+        if isinstance(risk_m, str):
+            risk_value = privacy["loss_epsilon" if risk_m == "epsilon" else "loss_rho"]
+            if not math.isfinite(risk_value):
+                why_risk = f"{name} states no finite {risk_m} under {relation} neighbours"
+        else:
+            risk_value = risk_m(cs, mech)
+            why_risk = risk_m.undefined(cs, mech, risk_value)
+    return {
+        "mechanism": name,
+        "family": name,
+        "sigma": math.nan,
+        "nu": math.nan,
+        "alpha": math.nan,
+        "zeros_to_ones": math.nan,
+        **params,
+        "spec": mechanism_spec(mech),
+        "label": repr(mech),
+        "risk": risk_value,
+        "utility": util,
+        **extra,
+        **privacy,
+        "undefined": "; ".join(filter(None, (why_risk, why_util))),
+    }
 
 
 def _numeric(v: Any) -> bool:
