@@ -213,6 +213,10 @@ def publication_from_args(args: argparse.Namespace, table: CountTable, hierarchi
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.method == "ckm" and not uses_spark(args):
+        from .._blas import one_blas_thread_from_start
+
+        one_blas_thread_from_start()  # counts, sums and lookups: no linear algebra for BLAS threads to share
     names = parse_list(args.variables)
     rng = seed_from_args(args)
     if uses_spark(args) and args.method != "ckm":
