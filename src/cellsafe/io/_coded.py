@@ -201,6 +201,13 @@ def _chunk_codes(chunk: Any, dictionary: _Dictionary) -> tuple[np.ndarray, np.nd
     return codes, to_global
 
 
+def _identity(to_global: np.ndarray) -> bool:
+    """True when a chunk's codes are already the dictionary's positions (0, 1, 2, ... map to themselves)."""
+    n = to_global.size
+    return bool(n and to_global[0] == 0 and to_global[-1] == n - 1
+                and np.array_equal(to_global, np.arange(n, dtype=to_global.dtype)))
+
+
 def _product(sizes: Sequence[int]) -> int:
     out = 1
     for size in sizes:
@@ -254,8 +261,11 @@ class _Crossing:
             start = 0
             for codes, to_global in parts[j]:
                 end = start + len(codes)
-                target = flat if j == len(parts) - 1 else step
-                np.take(to_global * stride if stride != 1 else to_global, codes, out=target[start:end], mode="clip")
+                target = (flat if j == len(parts) - 1 else step)[start:end]
+                if _identity(to_global):  # integer values that are their own codes: no lookup
+                    np.multiply(codes, stride, out=target, casting="unsafe")  # codes < size: no overflow
+                else:
+                    np.take(to_global * stride if stride != 1 else to_global, codes, out=target, mode="clip")
                 start = end
             if j != len(parts) - 1:
                 flat += step
