@@ -250,17 +250,19 @@ class PTable(GeneratedTable):
 
     __hash__ = None  # type: ignore[assignment]
 
-    @property
+    @functools.cached_property
     def sha256(self) -> str:
         """The sha256 of what the table releases (probabilities, key noise, the rule for large counts).
 
         Two ptables with the same hash release alike, however they were made: manifests and
-        reports record it, so a release can be matched with the table that was assessed.
+        reports record it, so a release can be matched with the table that was assessed.  (Computed
+        once: the table is immutable.)
         """
         h = hashlib.sha256(b"cellsafe-ptable/1")
-        h.update(np.asarray(self._P.shape, dtype=np.int64).tobytes() + np.ascontiguousarray(self._P).tobytes())
-        if self._K is not None:
-            h.update(np.asarray(self._K.shape, dtype=np.int64).tobytes() + np.ascontiguousarray(self._K).tobytes())
+        for a in (self._P, self._K):
+            if a is not None:  # the arrays' own bytes, read in place
+                h.update(np.asarray(a.shape, dtype=np.int64).tobytes())
+                h.update(memoryview(np.ascontiguousarray(a)).cast("B"))
         h.update(str(self._cycle).encode())
         return h.hexdigest()
 
