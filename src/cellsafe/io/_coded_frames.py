@@ -39,6 +39,14 @@ def _pandas_column(series: Any) -> tuple[Any, bool] | None:
         return pa.DictionaryArray.from_arrays(pa.array(codes), dictionary), True
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":
         return pa.array(np.asarray(series)), False
+    if not isinstance(dtype, np.dtype) and (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+        # nullable integers and booleans (Int64, boolean, ArrowDtype): their values as Arrow holds them; a missing
+        # value goes to DuckDB, which says where it is
+        try:
+            array = pa.array(series.array)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            return None
+        return (array, False) if not array.null_count else None
     if pd.api.types.is_string_dtype(dtype) or dtype == np.dtype(object):
         try:
             array = (pa.array(series.to_numpy(), type=pa.string()) if dtype == np.dtype(object)
@@ -49,6 +57,21 @@ def _pandas_column(series: Any) -> tuple[Any, bool] | None:
             return None
         return array, False
     return None
+
+
+def _numbers(series: Any) -> np.ndarray | None:
+    """A pandas column of keys or counts as a numpy array of numbers (nullable types without a missing value too)."""
+    import pandas as pd
+
+    dtype = series.dtype
+    if not isinstance(dtype, np.dtype):
+        numpy_dtype = getattr(dtype, "numpy_dtype", None)  # Int64, Float64, ArrowDtype of a number
+        if numpy_dtype is None or numpy_dtype.kind not in "iuf" or series.isna().any():
+            return None
+        values = series.to_numpy(dtype=numpy_dtype)
+    else:
+        values = series.to_numpy()
+    return values if values.dtype.kind in "iuf" and not pd.api.types.is_bool_dtype(values.dtype) else None
 
 
 def _as_arrow_table(frame: Any, columns: list[str], n_categories: int,
@@ -67,8 +90,8 @@ def _as_arrow_table(frame: Any, columns: list[str], n_categories: int,
         arrays, declared = [], []
         for i, c in enumerate(columns):
             if i >= n_categories:  # keys and counts: numbers as they are
-                values = frame[c].to_numpy() if isinstance(frame[c].dtype, np.dtype) else None
-                if values is None or values.dtype.kind not in "iuf":
+                values = _numbers(frame[c])
+                if values is None:
                     return None
                 arrays.append(pa.array(values))
                 declared.append(False)
