@@ -262,7 +262,7 @@ class PTable(GeneratedTable):
         for a in (self._P, self._K):
             if a is not None:  # the arrays' own bytes, read in place
                 h.update(np.asarray(a.shape, dtype=np.int64).tobytes())
-                h.update(memoryview(np.ascontiguousarray(a)).cast("B"))
+                h.update(np.ascontiguousarray(a).data.cast("B"))
         h.update(str(self._cycle).encode())
         return h.hexdigest()
 
