@@ -11,6 +11,9 @@
    machine), wall seconds and peak memory, with the in-call CPU seconds for the frame; outputs
    compared cell by cell.  cellsafe's modules are byte-compiled first, as an installed package's
    are (the ONS package's are, by pip), so that neither side pays for compiling its sources.
+   Beside each row, its floor (``ckm_floor.py``): a process that only starts Python and reads the
+   records, pyarrow reading the columns the publication needs for the Parquet rows, pandas reading the
+   frame for the frame rows (both scripts do that before their call); each tool's CPU above it.
 2. Small count rounding against R's SmallCountRounding (``PLSrounding``, base 3): 1e6 records over
    6 variables of 50 x 2 x 21 x 8 x 10 x 15 categories (chosen so that the publication
    ``(geo+sex+age+edu+occ+cob)^3`` has 71,052 non-empty cells, near the 70,825 of the reference run),
@@ -118,6 +121,10 @@ def cell_key_method(folder: Path, repeat: int = 3) -> None:
     _byte_compile_cellsafe()
     print(f"  cell_key_perturbation {version} ({ons}); figures: best CPU seconds of {repeat} whole processes "
           "(user + system, getrusage of the children), wall seconds, peak resident memory")
+    blas = [measure_process([*env, sys.executable, "-c", "import numpy"], repeat) for env in ([], ["env", "OPENBLAS_NUM_THREADS=1"])]
+    print(f"  importing numpy: {blas[0].cpu:.3f} s CPU with its BLAS's default threads, {blas[1].cpu:.3f} s with one "
+          "(cellsafe publish --method ckm starts it with one; the floors and the ONS scripts use the default)")
+    floor = HERE / "ckm_floor.py"
     for names in (["area", "eth"], ["area", "eth", "sex", "age"]):
         formula = ":".join(names) + " - 1"
         for label, records, ours_argv in (
@@ -133,14 +140,20 @@ def cell_key_method(folder: Path, repeat: int = 3) -> None:
             else:
                 argv = [*ours_argv, records, PTABLE, ",".join(names), ours]
             m_cs = measure_process(argv, repeat)
+            if ours_argv is None:
+                m_floor = measure_process([sys.executable, floor, "parquet", records, ",".join(names + ["record_key"])], repeat)
+            else:
+                m_floor = measure_process([sys.executable, floor, "pandas", records], repeat)
             same = _same_release(ours, theirs, names)
             call = ""
             if ours_argv is not None:
                 call_cs = float(m_cs.stderr.split("call")[-1].split()[0])
                 call_ons = float(m_ons.stderr.split("call")[-1].split()[0])
                 call = f"; in the call {call_cs:.3f} s vs {call_ons:.3f} s CPU/wall: {call_ons / call_cs:.1f}x"
+            above = (f"; floor {m_floor.cpu:.2f} s CPU ({m_floor.peak_mb:.0f} MB), above it cellsafe "
+                     f"{m_cs.cpu - m_floor.cpu:.2f} s, ONS {m_ons.cpu - m_floor.cpu:.2f} s")
             print(f"  {len(names)}-way, {label}: cellsafe {m_cs}, ONS {m_ons}: ONS / cellsafe = "
-                  f"{m_ons.cpu / m_cs.cpu:.2f}x CPU, {m_ons.wall / m_cs.wall:.2f}x wall{call}; identical: {same}; "
+                  f"{m_ons.cpu / m_cs.cpu:.2f}x CPU, {m_ons.wall / m_cs.wall:.2f}x wall{call}{above}; identical: {same}; "
                   f"load {m_cs.load:.1f}", flush=True)
 
 
