@@ -124,3 +124,28 @@ def test_expected_hellinger_equals_term_by_term(dist):
     var_s = 0.25 * (np.maximum(r2 - r1**2, 0.0) @ cells + 20_000.0 * (z2 - z1**2))
     assert fast.distance_squared == pytest.approx(mean_s, rel=1e-11)
     assert fast.sd_distance_squared == pytest.approx(math.sqrt(var_s), rel=1e-9)
+
+
+@pytest.mark.parametrize("sigma", [0.01, 0.1, 1.0, 5.0])
+def test_pig_cdf_by_gamma_mixture_equals_the_summed_pmf(sigma):
+    dist = PIG(sigma)
+    mu = np.array([150.0, 937.0, 4000.0])
+    k = np.concatenate([np.floor(m * np.array([0.5, 0.9, 0.99, 1.0, 1.01, 1.1, 1.5])) for m in mu])
+    means = np.repeat(mu, 7)
+    got = dist.cdf_by_gamma_mixture(k, means)
+    ok = ~np.isnan(got)
+    assert np.array_equal(ok, (k + 1 >= 100) & (sigma * (k + 1) >= 1))
+    # the reference: the pmf summed from 0 (PIG.pmf, itself checked against the mixture integrated above)
+    ref = np.array([dist.pmf(np.arange(kk + 1), m).sum() for kk, m in zip(k[ok], means[ok])])
+    np.testing.assert_allclose(got[ok], ref, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("dist", [PIG(1.0), PIG(0.1), PIG(5.0)])
+def test_pig_within_equals_the_window_sums(dist, monkeypatch):
+    rng = np.random.default_rng(6)
+    sizes = {0: 20_000.0, **{int(v): float(c) for v, c in zip(rng.integers(1, 3000, 60), rng.integers(1, 30, 60))}}
+    mech = SaturatedSynthesizer(dist, alpha=0.02)
+    fast = apriori.expected_within(sizes, mech)
+    monkeypatch.setattr("cellsafe.apriori._utility._mixture_cdf", lambda m: None)
+    exact = apriori.expected_within(sizes, mech)
+    np.testing.assert_allclose(fast.to_numpy(), exact.to_numpy(), rtol=0, atol=1e-12)

@@ -285,8 +285,10 @@ def expected_within(table_or_cell_sizes: Any, mechanism: CellwiseMechanism, p: A
     Notes
     -----
     P(lo <= released <= hi | j) is sf(lo - 1) - sf(hi) where the mechanism's sf is a closed form
-    (Poisson, NBI, GAF) or the windows of all distinct counts hold more than 4 million counts, and
-    the pmf summed over the window otherwise (exact).
+    (Poisson, NBI, GAF) or the windows of all distinct counts hold more than 4 million counts; for
+    PIG noise cdf(hi) - cdf(lo - 1) from the mixing distribution where both ends lie far enough from 0
+    (:meth:`~cellsafe.distributions.PIG.cdf_by_gamma_mixture`, to 1e-12); the pmf summed over the
+    window otherwise (exact).
 
     Examples
     --------
@@ -316,10 +318,28 @@ def _within(cs: CellSizes, mech: CellwiseMechanism, pp: np.ndarray) -> pd.DataFr
 
 def _window_mass(mech: CellwiseMechanism, j: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """P(lo <= released <= hi | j): sf(lo - 1) - sf(hi) where sf is a closed form or the windows
-    hold more than _WINDOW_TERMS counts in all, else the pmf summed over the window (exact, no
-    truncation)."""
+    hold more than _WINDOW_TERMS counts in all; else cdf(hi) - cdf(lo - 1) by the mixing distribution
+    where the distribution has one (PIG) and it holds at both ends, and the pmf summed over the
+    window (exact, no truncation) for the rest."""
     lens = hi - lo + 1
     if _closed_form_tails(mech) or int(lens.sum()) > _WINDOW_TERMS:
         return _range_mass(mech, j, lo, hi)
-    one = (lambda k, jj: np.ones_like(k),)
-    return _exact_row_sums(mech, j, lo, hi, one)[0]
+    out = np.full(j.shape, np.nan)
+    cdf = _mixture_cdf(mech)
+    if cdf is not None:  # windows with both ends far from 0: two cdfs by the mixture
+        rows = np.flatnonzero((j > 0) & (lo > 0))
+        mu = mech._mu(j[rows])
+        both = cdf(np.concatenate([hi[rows], lo[rows] - 1]).astype(np.float64), np.concatenate([mu, mu]))
+        out[rows] = both[: rows.size] - both[rows.size :]
+    rest = np.flatnonzero(np.isnan(out))
+    if rest.size:
+        one = (lambda k, jj: np.ones_like(k),)
+        out[rest] = _exact_row_sums(mech, j[rest], lo[rest], hi[rest], one)[0]
+    return out
+
+
+def _mixture_cdf(mech: CellwiseMechanism) -> Any:
+    """The distribution's cdf by its mixing distribution (PIG: ``cdf_by_gamma_mixture``, NaN where it does not
+    hold), for saturated mechanisms; else None."""
+    cdf = getattr(getattr(mech, "distribution", None), "cdf_by_gamma_mixture", None)
+    return cdf if cdf is not None and hasattr(mech, "_mu") else None

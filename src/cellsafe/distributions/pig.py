@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -18,6 +19,7 @@ from .._params import Param
 from .._registry import register
 from ._base import SIGMA, CountDistribution
 from ._incgamma import log_gamma_tails
+from .poisson import _stirling_error
 
 __all__ = ["PIG"]
 
@@ -28,6 +30,16 @@ _COARSE = 2001
 _FINE = 2001
 _FINE_MAX = 40001
 _BATCH = 64
+# cdf_by_gamma_mixture: where it holds to 1e-12 (k + 1 >= _GAMMA_MIN_SHAPE, sigma (k + 1) >= 1), and its
+# Gauss-Hermite nodes (32 below _GAMMA_FEW_NODES, 16 from there).
+_GAMMA_MIN_SHAPE = 100.0
+_GAMMA_FEW_NODES = 1000.0
+
+
+@lru_cache(maxsize=4)
+def _hermite_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Hermite nodes and weights (computed once per size)."""
+    return np.polynomial.hermite.hermgauss(n)
 
 
 def _debye_log_kve(v: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -214,6 +226,52 @@ class PIG(CountDistribution):
                 val = np.where(np.isfinite(peak[:, 0]), safe[:, 0] + np.log(total * h), -np.inf)
                 out.append(val)
         return out[0], out[1]
+
+    def cdf_by_gamma_mixture(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        """P(X <= k | mu) from the mixing distribution's cdf, for many (count, mean) pairs at once.
+
+        As P(Poisson(lam) <= k) = P(G > lam) with G ~ Gamma(k + 1, 1), P(X <= k) = E[F(G / mu)] with F
+        the inverse Gaussian cdf of mean 1 and shape 1/sigma (a closed form in normal cdfs).  The
+        expectation is a Gauss-Hermite sum in log G (32 nodes, 16 from k = 999): a few dozen evaluations
+        per count however far it lies from 0, where :meth:`cdf` sums the pmf.  The absolute error is below
+        1e-12 where ``k + 1 >= 100`` and ``sigma (k + 1) >= 1`` (tests, against :meth:`cdf`); elsewhere
+        (the gamma too wide in log G) the result is NaN.  ``k`` and ``mu`` are flat arrays of equal length,
+        counts >= 0 and means > 0.
+
+        Examples
+        --------
+        >>> from cellsafe.distributions import PIG
+        >>> d = PIG(sigma=1.0)
+        >>> round(float(d.cdf_by_gamma_mixture(np.array([150.0]), np.array([200.0]))[0]), 10)
+        0.5475836658
+        >>> round(float(d.cdf(150, 200.0)), 10)
+        0.5475836658
+        """
+        k = np.asarray(k, dtype=np.float64)
+        mu = np.asarray(mu, dtype=np.float64)
+        shape = k + 1.0
+        out = np.full(k.shape, np.nan)
+        lam = 1.0 / float(self.sigma)
+        for n, sel in (
+            (32, (shape >= _GAMMA_MIN_SHAPE) & (shape < _GAMMA_FEW_NODES)),
+            (16, shape >= _GAMMA_FEW_NODES),
+        ):
+            sel &= shape * float(self.sigma) >= 1.0
+            if not sel.any():
+                continue
+            z, w = _hermite_nodes(n)
+            a = shape[sel][:, None]
+            scale = np.sqrt(2.0 / a)
+            sz = scale * z[None, :]
+            # log density of log G at log a + sz, times exp(z^2) (Gauss-Hermite's weight), without cancellation:
+            # a log a - a - lgamma(a) = log(a / (2 pi))/2 - stirling_error(a)
+            log_f = 0.5 * np.log(a / (2.0 * math.pi)) - _stirling_error(a) - a * (np.expm1(sz) - sz) + z[None, :] ** 2
+            g = a * np.exp(sz) / mu[sel][:, None]
+            root = np.sqrt(lam / g)
+            with np.errstate(all="ignore"):
+                mix_cdf = special.ndtr(root * (g - 1.0)) + np.exp(2.0 * lam + special.log_ndtr(-root * (g + 1.0)))
+            out[sel] = np.clip((w[None, :] * np.exp(log_f) * mix_cdf).sum(axis=1) * scale[:, 0], 0.0, 1.0)
+        return out
 
     def _cdf(self, k: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return self._tails(k, mu)[0]
