@@ -33,7 +33,7 @@ import numpy as np
 from .._random import RNGLike, as_generator
 from .._results import Result
 from ..exceptions import DataError, InvalidArgumentError
-from ._beliefs import Calibrator, MarginalOracle, expand_shape, sum_to
+from ._beliefs import CellMap, Calibrator, MarginalOracle, expand_shape, sum_to
 from ._junction import JunctionTree, junction_tree, model_size
 
 __all__ = ["Measurement", "GraphicalModel", "ModelFit", "estimate_model", "minimum_variance_total", "model_size", "JunctionTree", "junction_tree"]
@@ -272,6 +272,9 @@ class _Problem:
         # largest marginals first, so that smaller ones are summed from them rather than from the clique
         self.items.sort(key=lambda it: (it[0], -it[1].values.size))
         self.order = self._plan()
+        # the items summed from their clique, with the map of its cells onto them (every iteration uses it)
+        self.maps = {i: CellMap(tree.sizes, tree.cliques[self.items[i][0]], self.items[i][1].attrs)
+                     for i, src in self.order if src < 0}
 
     def marginals(self, theta: Sequence[np.ndarray]) -> list[np.ndarray]:
         beliefs, _ = self.calibrator.calibrate(theta)
@@ -294,20 +297,31 @@ class _Problem:
         return plan
 
     def loss_grad(self, mu: Sequence[np.ndarray]) -> tuple[float, list[np.ndarray]]:
+        """L = sum of w (margin - y)^2 / 2 over the measurements, and its gradient on every clique's marginal.
+
+        A measurement summed from a larger one's margin passes its gradient back through that one (on
+        the small tables), so each clique table is summed and added to once per measurement read from it.
+        """
         grad = [np.zeros_like(x) for x in mu]
         loss = 0.0
-        cl = self.tree.cliques
+        items = self.items
         margins: dict[int, np.ndarray] = {}
+        wrs: dict[int, np.ndarray] = {}
         for i, src in self.order:
-            k, m, shape, w = self.items[i]
+            k, m, shape, w = items[i]
             if src < 0:
-                margins[i] = sum_to(mu[k], cl[k], m.attrs)
+                margins[i] = self.maps[i].sum(mu[k])
             else:
-                margins[i] = sum_to(margins[src], self.items[src][1].attrs, m.attrs)
+                margins[i] = sum_to(margins[src], items[src][1].attrs, m.attrs)
             r = margins[i] - m.values
             wr = w * r
             loss += 0.5 * _dot(wr, r)
-            grad[k] += wr.reshape(shape)
+            wrs[i] = wr
+        for i, src in reversed(self.order):  # a measurement comes after the one it is summed from
+            if src >= 0:
+                wrs[src] = wrs[src] + wrs[i].reshape(expand_shape(self.tree.sizes, items[i][1].attrs, items[src][1].attrs))
+            else:
+                grad[items[i][0]] += self.maps[i].spread(wrs[i])
         return loss, grad
 
 
