@@ -19,11 +19,23 @@ from ._junction import JunctionTree
 __all__ = ["Calibrator", "MarginalOracle", "CellMap", "sum_to", "expand_shape"]
 
 
+#: Tables from this many cells are summed after one copy into (kept, summed) order: ``ndarray.sum`` over
+#: several axes that are not the last ones walks a large table in strides, several times slower.
+_TRANSPOSE_FROM = 4096
+
+
 def sum_to(values: np.ndarray, attrs: Sequence[int], keep: Sequence[int]) -> np.ndarray:
     """Sum the table ``values`` over ``attrs`` onto ``keep`` (a subset, sorted)."""
     keep_set = set(keep)
     axes = tuple(i for i, a in enumerate(attrs) if a not in keep_set)
-    return values.sum(axis=axes) if axes else values
+    if not axes:
+        return values
+    if values.size < _TRANSPOSE_FROM or len(axes) == values.ndim:
+        return values.sum(axis=axes)
+    kept = tuple(i for i in range(values.ndim) if i not in axes)
+    shape = tuple(values.shape[i] for i in kept)
+    flat = np.ascontiguousarray(values.transpose(kept + axes)).reshape(math.prod(shape), -1)
+    return flat.sum(axis=1).reshape(shape)
 
 
 class CellMap:
