@@ -36,6 +36,8 @@ _N_SCAN_MARGINAL = 16
 #: Default tolerances: absolute on a cell-wise mechanism's parameter; relative on a marginal synthesizer's.
 _XTOL = 1e-10
 _RTOL_MARGINAL = 1e-4
+#: How far from a marginal synthesizer's solution the side that meets an inequality is judged (relative).
+_SIDE_MARGINAL = 1e-2
 
 
 @dataclass(frozen=True)
@@ -297,12 +299,15 @@ def _tune_marginal(table: Any, mechanism: Any, solve: str, tgt: Target, bounds: 
                    progress, n_scan=_N_SCAN_MARGINAL, rtol=rtol)
     if tgt.op == "=":
         return result
-    return replace(result, meets=_side(f, tgt, solve, result.value, lo, hi))
+    # a marginal synthesizer's metric wobbles by about 1e-3 of itself over epsilons 1e-5 apart (the fit stops
+    # by a tolerance): the side is judged 1% of epsilon away, where the trend dominates
+    return replace(result, meets=_side(f, tgt, solve, result.value, lo, hi, step=_SIDE_MARGINAL * abs(result.value)))
 
 
-def _side(f: Callable[[float], float], tgt: Target, solve: str, x: float, lo: float, hi: float) -> str | None:
+def _side(f: Callable[[float], float], tgt: Target, solve: str, x: float, lo: float, hi: float,
+          step: float | None = None) -> str | None:
     """Which side of the boundary ``x`` meets an inequality target: the metric just above ``x`` decides."""
-    step = max(abs(x), hi - lo) * 1e-6
+    step = max(abs(x), hi - lo) * 1e-6 if step is None else step
     above = min(x + step, hi)
     below = max(x - step, lo)
     if tgt.met(f(above) + tgt.value):
