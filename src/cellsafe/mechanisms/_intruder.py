@@ -124,6 +124,8 @@ class Intruder:
         self.witnesses: list[np.ndarray] = []
         self.n_lp = 0
         self._highs: Any = None
+        self._freed = np.zeros(0, dtype=np.int32)  # equations freed for now (:meth:`relaxed`)
+        self._elsewhere: list[np.ndarray] = []  # witnesses of other relaxations (:meth:`relaxed`)
         self.upper_bound = np.inf if upper_bound is None else float(upper_bound)
 
     # ------------------------------------------------------------------ columns
@@ -164,8 +166,10 @@ class Intruder:
         """A HiGHS model of the system; ``extra`` rows ``[C_rows | I] <= 0`` over extra columns bounded above."""
         n = self.rows.size
         A = self._A_eq
-        lower = self._b_eq
-        upper = self._b_eq
+        lower = self._b_eq.copy()
+        upper = self._b_eq.copy()
+        lower[self._freed] = -np.inf  # rows freed by :meth:`relaxed`
+        upper[self._freed] = np.inf
         if self._A_ub is not None and self._b_ub is not None:  # the listing's floors: -x_j^T y <= -f_j
             A = sp.vstack([A, -self._A_ub], format="csr")
             lower = np.concatenate([lower, -self._b_ub])
@@ -274,11 +278,15 @@ class Intruder:
             return ~np.isfinite(down) | (least <= down + s_dn), ~np.isfinite(up) | (greatest >= up - s_up)
 
         met_dn, met_up = settle()
+        last: tuple[float, int] = (0.0, 0)
         for side in (1.0, -1.0):
-            met = met_up if side > 0 else met_dn
             t = up if side > 0 else down
-            open_ = np.flatnonzero(~met)
-            if open_.size > 1:
+            while True:  # joint programs while they settle cells: the cells that compete for slack take turns
+                met = met_up if side > 0 else met_dn
+                open_ = np.flatnonzero(~met)
+                if open_.size <= 1 or last[0] == side:
+                    break
+                last = (side, open_.size)
                 # maximise sum_j w_j s_j over s_j <= side * c_j^T y, s_j <= side * t_j: one y that takes
                 # every open cell as far towards its target as it can at once
                 m = open_.size
@@ -350,6 +358,19 @@ class _Relaxed:
         if it._highs is None:
             it._highs = it._model()
         self._saved = list(it.witnesses)
+        self._was_freed = it._freed
+        it._freed = np.union1d(it._freed, self.rows).astype(np.int32)
+        # solutions found under other relaxations serve here when they meet every equation held here
+        if it._elsewhere:
+            W = np.column_stack(it._elsewhere)
+            held = np.ones(it._b_eq.size, dtype=bool)
+            held[it._freed] = False
+            gap = np.abs(it._A_eq[held] @ W - it._b_eq[held][:, None])
+            ok = np.all(gap <= 1e-9 * np.maximum(1.0, np.abs(it._b_eq[held]))[:, None], axis=0)
+            if it._A_ub is not None and it._b_ub is not None:  # and the listing's floors
+                ok &= np.all(it._A_ub @ W <= it._b_ub[:, None] + 1e-9, axis=0)
+            it.witnesses = (it.witnesses + [w for w, good in zip(it._elsewhere, ok) if good])[-_MAX_WITNESSES:]
+        self._n_saved = len(it.witnesses)
         if self.rows.size:
             inf = highspy.kHighsInf
             it._highs.changeRowsBounds(self.rows.size, self.rows, np.full(self.rows.size, -inf), np.full(self.rows.size, inf))
@@ -357,6 +378,9 @@ class _Relaxed:
 
     def __exit__(self, *exc: Any) -> None:
         it = self.intruder
+        it._freed = self._was_freed
+        found = it.witnesses[self._n_saved :] if len(it.witnesses) > self._n_saved else []
+        it._elsewhere = (it._elsewhere + found)[-_MAX_WITNESSES:]
         if self.rows.size:
             b = it._b_eq[self.rows]
             it._highs.changeRowsBounds(self.rows.size, self.rows, b, b)
