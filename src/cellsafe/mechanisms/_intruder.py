@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from ..exceptions import DataError
 
-__all__ = ["Intruder"]
+__all__ = ["Intruder", "shortfalls", "touching"]
 
 #: Most witnesses kept (the most recent); each is a vector over the system's inner cells.
 _MAX_WITNESSES = 256
@@ -436,3 +436,57 @@ def _highs_solve(h: Any, cost: np.ndarray) -> tuple[int, float, np.ndarray | Non
     if status == highspy.HighsModelStatus.kInfeasible:
         raise DataError("the published values admit no non-negative inner cells; is this release additive?")
     raise DataError(f"a linear program of the attacker did not solve (HiGHS: {status.name}).")
+
+
+def touching(Xc: sp.csc_matrix, cells: np.ndarray) -> np.ndarray:
+    """The inner cells (rows) that count in any of ``cells`` (bool over the published cells)."""
+    cells = np.flatnonzero(cells)
+    if not cells.size:
+        return np.zeros(Xc.shape[0], dtype=bool)
+    return np.asarray(Xc[:, cells].sum(axis=1)).reshape(-1) > 0
+
+
+def shortfalls(
+    intruder: Intruder,
+    cells: np.ndarray,
+    values: np.ndarray,
+    up_t: np.ndarray,
+    down_t: np.ndarray,
+    width: np.ndarray,
+    floor: np.ndarray,
+    tol: float,
+    either: np.ndarray | None = None,
+) -> list[tuple[int, bool, float]]:
+    """The (cell, upper side?, target) of every requirement ``intruder`` does not meet, in the cells' order.
+
+    A cell marked ``either`` needs one side only (a positive width); when neither is met the upper
+    side is asked.
+    """
+    if not cells.size:
+        return []
+    C = intruder.columns(cells)
+    met_dn, met_up, _, _ = intruder.reach(C, up_t[cells], down_t[cells], tol=tol)
+    if either is not None:
+        one = either[cells]
+        met_up = np.where(one, met_up | met_dn, met_up)
+        met_dn = np.where(one, True, met_dn)
+    out: list[tuple[int, bool, float]] = []
+    wide = np.flatnonzero((width[cells] > 0) & met_dn & met_up)
+    extra: dict[int, tuple[bool, float]] = {}  # by position in cells
+    if wide.size:
+        lo, hi = intruder.bounds(C[:, wide], cells=cells[wide])
+        for i, L, U in zip(wide.tolist(), lo, hi):
+            p = int(cells[i])
+            w = width[p] + tol * max(1.0, abs(values[p]))
+            if U - L >= w:
+                continue
+            # wider downwards where the floor allows, else upwards
+            extra[i] = (False, U - w) if U - w >= floor[p] else (True, L + w)
+    for i, p in enumerate(cells.tolist()):
+        if not met_up[i]:
+            out.append((int(p), True, float(up_t[p])))
+        if not met_dn[i]:
+            out.append((int(p), False, float(down_t[p])))
+        if i in extra:
+            out.append((int(p), *extra[i]))
+    return out
