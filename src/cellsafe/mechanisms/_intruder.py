@@ -19,8 +19,11 @@ work:
   its cap (the smallest known cell containing it).  Every solution of every program is kept as a
   witness; a bound some witness reaches is exact without a program of its own;
 - *joint programs first*: one program pushes every open question at once (the sum of all cells to
-  minimise, or of all targets to reach), which settles most of them; each question still open
-  then gets its own program;
+  minimise, or to raise towards their targets, weighted by the targets), which settles most of
+  them; for targets, again on the questions it left open while that settles more; each question
+  still open then gets its own program.  Every program is solved on the one model from the last
+  basis: a program on a model of its own starts cold, and a cold start on 13,482 inner cells under
+  1,667 margins takes 4-8 s where a warm one takes 6 ms;
 - *targets*: when only a verdict is asked (does the upper bound reach t?), a witness at or past t
   answers it; the exact bound is computed only for the cells that fall short.
 
@@ -162,36 +165,25 @@ class Intruder:
         return out
 
     # ------------------------------------------------------------------ programs
-    def _model(self, extra: sp.csr_matrix | None = None, extra_upper: np.ndarray | None = None) -> Any:
-        """A HiGHS model of the system; ``extra`` rows ``[C_rows | I] <= 0`` over extra columns bounded above."""
+    def _model(self) -> Any:
+        """A HiGHS model of the system (rows freed by :meth:`relaxed` left free)."""
         n = self.rows.size
         A = self._A_eq
         lower = self._b_eq.copy()
         upper = self._b_eq.copy()
-        lower[self._freed] = -np.inf  # rows freed by :meth:`relaxed`
+        lower[self._freed] = -np.inf
         upper[self._freed] = np.inf
         if self._A_ub is not None and self._b_ub is not None:  # the listing's floors: -x_j^T y <= -f_j
             A = sp.vstack([A, -self._A_ub], format="csr")
             lower = np.concatenate([lower, -self._b_ub])
             upper = np.concatenate([upper, np.full(self._b_ub.shape[0], np.inf)])
-        col_lower = np.zeros(n)
-        col_upper = np.full(n, self.upper_bound)
-        if extra is not None:
-            m = extra.shape[0]
-            A = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], m))]), extra], format="csr")
-            lower = np.concatenate([lower, np.full(m, -np.inf)])
-            upper = np.concatenate([upper, np.zeros(m)])
-            col_lower = np.concatenate([col_lower, np.full(m, -np.inf)])
-            col_upper = np.concatenate([col_upper, np.asarray(extra_upper, dtype=np.float64)])
-        return _highs_model(sp.csc_matrix(A), lower, upper, col_lower, col_upper)
+        return _highs_model(sp.csc_matrix(A), lower, upper, np.zeros(n), np.full(n, self.upper_bound))
 
-    def _solve(self, cost: np.ndarray, model: Any = None) -> tuple[int, float]:
-        """Minimise ``cost`` over the system (or over ``model``); keeps the solution as a witness."""
-        if model is None:
-            if self._highs is None:
-                self._highs = self._model()
-            model = self._highs
-        status, fun, x = _highs_solve(model, cost)
+    def _solve(self, cost: np.ndarray) -> tuple[int, float]:
+        """Minimise ``cost`` over the system; keeps the solution as a witness."""
+        if self._highs is None:
+            self._highs = self._model()
+        status, fun, x = _highs_solve(self._highs, cost)
         self.n_lp += 1
         if status != 0 or x is None:
             return status, fun
@@ -278,22 +270,20 @@ class Intruder:
             return ~np.isfinite(down) | (least <= down + s_dn), ~np.isfinite(up) | (greatest >= up - s_up)
 
         met_dn, met_up = settle()
-        last: tuple[float, int] = (0.0, 0)
         for side in (1.0, -1.0):
             t = up if side > 0 else down
+            last = -1
             while True:  # joint programs while they settle cells: the cells that compete for slack take turns
                 met = met_up if side > 0 else met_dn
                 open_ = np.flatnonzero(~met)
-                if open_.size <= 1 or last[0] == side:
+                if open_.size <= 1 or open_.size == last:
                     break
-                last = (side, open_.size)
-                # maximise sum_j w_j s_j over s_j <= side * c_j^T y, s_j <= side * t_j: one y that takes
-                # every open cell as far towards its target as it can at once
-                m = open_.size
-                A = sp.hstack([-side * C[:, open_].T.tocsr(), sp.identity(m, format="csr")], format="csr")
+                last = open_.size
+                # one y that takes the open cells towards their targets together, from the last basis
                 w = 1.0 / np.maximum(1.0, np.abs(t[open_]))
-                cost = np.concatenate([np.zeros(self.rows.size), -w])
-                self._solve(cost, self._model(A, side * (t[open_] - off[open_])))
+                status, _ = self._solve(-side * np.asarray(C[:, open_] @ w).reshape(-1))
+                if status != 0:
+                    break  # unbounded: each cell on its own below
                 met_dn, met_up = settle()
         for side in (1.0, -1.0):
             for j in range(k):
@@ -396,6 +386,7 @@ def _highs_model(A: sp.csc_matrix, lower: np.ndarray, upper: np.ndarray, col_low
     # the primal simplex from the last basis (_highs_solve)
     h = highspy._Highs()  # type: ignore[attr-defined]
     h.setOptionValue("output_flag", False)
+    h.setOptionValue("presolve", "off")  # its search for dependent equations costs more than it saves here
     lp = highspy.HighsLp()
     lp.num_col_ = A.shape[1]
     lp.num_row_ = A.shape[0]
