@@ -93,7 +93,7 @@ def singleton_shortfalls(
     todo = [(p, singles) for p, singles in todo if at_once.get((p, None), [True])]
     # then each contributor alone: a solution reaching the cell's targets that breaks as few contributors'
     # cells as it can settles every contributor whose cells it keeps; the others are asked one by one
-    breaks = _Breaks(joint, every, values)
+    breaks = _Breaks(joint, every, values, np.array([p for p, _ in todo], dtype=np.int64))
     each: list[tuple[int, int | None, np.ndarray]] = []
     for p, singles in todo:
         for c in breaks.unsettled(p, singles, at_once.get((p, None)), up_t, down_t, either, sole):
@@ -110,13 +110,16 @@ class _Breaks:
 
     One HiGHS model per pattern: the joint model's rows (the published cells and every cell with a
     single contributor), each single's equation with two deviations ``d+, d- >= 0`` costing 1 each,
-    and a row for the asked cell whose bounds carry the target.  The cells a question frees (the
-    asked cell's own contributor's) cost nothing.  A solution with no deviation on a contributor's
+    and a row for each cell to be asked, free until its question puts the target in its bounds (a
+    question changes bounds and costs only, so each starts from the last basis: changing the
+    model's coefficients instead started every question cold, minutes on the 1e5-record
+    hypercube).  The cells a question frees (the asked cell's own contributor's) cost nothing.  A solution with no deviation on a contributor's
     cells is a solution of that contributor's system: that contributor cannot exclude it.
     """
 
-    def __init__(self, joint: Intruder, every: np.ndarray, values: np.ndarray) -> None:
+    def __init__(self, joint: Intruder, every: np.ndarray, values: np.ndarray, asked: np.ndarray) -> None:
         self.joint = joint
+        self.asked = np.asarray(asked, dtype=np.int64)
         pos = np.searchsorted(joint._eq, every)
         ok = pos < joint._eq.size
         ok[ok] = joint._eq[pos[ok]] == every[ok]
@@ -136,9 +139,11 @@ class _Breaks:
             A = sp.vstack([A, sp.hstack([-j._A_ub, sp.csr_matrix((j._A_ub.shape[0], 2 * m))])], format="csr")
             lower = np.r_[lower, -j._b_ub]
             upper = np.r_[upper, np.full(j._b_ub.shape[0], np.inf)]
-        self._target_row = A.shape[0]
-        A = sp.vstack([A, sp.csr_matrix((1, n + 2 * m))], format="csr")  # the asked cell's row, filled per question
-        lower, upper = np.r_[lower, -np.inf], np.r_[upper, np.inf]
+        self._target_row = {int(p): A.shape[0] + i for i, p in enumerate(self.asked)}
+        T = sp.hstack([j.columns(self.asked).C.T, sp.csr_matrix((self.asked.size, 2 * m))], format="csr")
+        A = sp.vstack([A, T], format="csr")
+        lower = np.r_[lower, np.full(self.asked.size, -np.inf)]
+        upper = np.r_[upper, np.full(self.asked.size, np.inf)]
         col_upper = np.r_[np.full(n, j.upper_bound), np.full(2 * m, np.inf)]
         self._h = _highs_model(sp.csc_matrix(A), lower, upper, np.zeros(n + 2 * m), col_upper)
         self._n = n
@@ -159,12 +164,8 @@ class _Breaks:
         if self._h is None:
             self._build()
         h, n = self._h, self._n
-        cols = self.joint.columns([p])
-        coef = cols.C[:, 0].toarray().reshape(-1)
-        idx = np.flatnonzero(coef).astype(np.int32)
-        r = self._target_row
-        for i in idx:
-            h.changeCoeff(r, int(i), float(coef[i]))
+        offset = self.joint.columns([p]).offset[0]
+        r = self._target_row[p]
         asked = {s[1] for s in short} if not either[p] else {True, False}
         free = ~np.isin(self.cells, singles)  # the cell's own contributor's: cost nothing
         X = self.joint._X[:, self.cells]
@@ -172,7 +173,7 @@ class _Breaks:
         slack = 1e-7 * np.maximum(1.0, np.abs(want))
         per_side: list[np.ndarray] = []
         for upper in sorted(asked):
-            t = (up_t[p] if upper else down_t[p]) - cols.offset[0]
+            t = (up_t[p] if upper else down_t[p]) - offset
             if not np.isfinite(t):
                 continue
             h.changeRowBounds(r, t if upper else -highspy.kHighsInf, highspy.kHighsInf if upper else t)
@@ -192,8 +193,6 @@ class _Breaks:
                     break
                 left = now
             per_side.append(left)
-        for i in idx:
-            h.changeCoeff(r, int(i), 0.0)
         h.changeRowBounds(r, -highspy.kHighsInf, highspy.kHighsInf)
         if not per_side:
             return owners
