@@ -128,7 +128,8 @@ class Intruder:
         self.n_lp = 0
         self._highs: Any = None
         self._freed = np.zeros(0, dtype=np.int32)  # equations freed for now (:meth:`relaxed`)
-        self._elsewhere: list[np.ndarray] = []  # witnesses of other relaxations (:meth:`relaxed`)
+        # witnesses of other relaxations (:meth:`relaxed`), each with the equations it misses
+        self._elsewhere: list[tuple[np.ndarray, np.ndarray]] = []
         self.upper_bound = np.inf if upper_bound is None else float(upper_bound)
 
     # ------------------------------------------------------------------ columns
@@ -350,16 +351,10 @@ class _Relaxed:
         self._saved = list(it.witnesses)
         self._was_freed = it._freed
         it._freed = np.union1d(it._freed, self.rows).astype(np.int32)
-        # solutions found under other relaxations serve here when they meet every equation held here
+        # solutions found under other relaxations serve here when every equation they miss is freed here
         if it._elsewhere:
-            W = np.column_stack(it._elsewhere)
-            held = np.ones(it._b_eq.size, dtype=bool)
-            held[it._freed] = False
-            gap = np.abs(it._A_eq[held] @ W - it._b_eq[held][:, None])
-            ok = np.all(gap <= 1e-9 * np.maximum(1.0, np.abs(it._b_eq[held]))[:, None], axis=0)
-            if it._A_ub is not None and it._b_ub is not None:  # and the listing's floors
-                ok &= np.all(it._A_ub @ W <= it._b_ub[:, None] + 1e-9, axis=0)
-            it.witnesses = (it.witnesses + [w for w, good in zip(it._elsewhere, ok) if good])[-_MAX_WITNESSES:]
+            good = [w for w, missed in it._elsewhere if np.isin(missed, it._freed).all()]
+            it.witnesses = (it.witnesses + good)[-_MAX_WITNESSES:]
         self._n_saved = len(it.witnesses)
         if self.rows.size:
             inf = highspy.kHighsInf
@@ -370,7 +365,10 @@ class _Relaxed:
         it = self.intruder
         it._freed = self._was_freed
         found = it.witnesses[self._n_saved :] if len(it.witnesses) > self._n_saved else []
-        it._elsewhere = (it._elsewhere + found)[-_MAX_WITNESSES:]
+        if found:  # each with the equations it misses (it meets the listing's floors, held everywhere)
+            W = np.column_stack(found)
+            gap = np.abs(it._A_eq @ W - it._b_eq[:, None]) > 1e-9 * np.maximum(1.0, np.abs(it._b_eq))[:, None]
+            it._elsewhere = (it._elsewhere + [(w, np.flatnonzero(gap[:, i])) for i, w in enumerate(found)])[-_MAX_WITNESSES:]
         if self.rows.size:
             b = it._b_eq[self.rows]
             it._highs.changeRowsBounds(self.rows.size, self.rows, b, b)

@@ -153,7 +153,7 @@ class _Breaks:
                   down_t: np.ndarray, either: np.ndarray, sole: np.ndarray) -> np.ndarray:
         """The contributors (of ``singles``) whose cells every solution found breaks, on some side p needs.
 
-        Per side asked, up to three solutions: each next one makes the cells of the contributors
+        Per side asked, up to two solutions: the second makes the cells of the contributors
         still broken dear, so that it goes round them where the system allows.
         """
         import highspy
@@ -178,7 +178,7 @@ class _Breaks:
                 continue
             h.changeRowBounds(r, t if upper else -highspy.kHighsInf, highspy.kHighsInf if upper else t)
             left = owners
-            for _ in range(3):
+            for _ in range(2):
                 w = np.where(np.isin(sole[self.cells], left), 1e3, 1.0)
                 w[free] = 0.0
                 cost = np.r_[np.zeros(n), w, w]
