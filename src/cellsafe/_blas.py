@@ -8,11 +8,14 @@ there, and on a busy machine it can be tens of times slower than one thread.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-__all__ = ["one_blas_thread_from_start", "single_thread_blas"]
+__all__ = ["one_blas_thread_from_start", "single_thread_blas", "on_one_blas_thread"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def single_thread_blas(enabled: bool = True) -> Any:
@@ -47,3 +50,19 @@ def one_blas_thread_from_start() -> bool:
         return False
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     return True
+
+
+def on_one_blas_thread(func: F) -> F:
+    """Decorate ``func`` to run with BLAS on one thread (:func:`single_thread_blas`).
+
+    For work made of many small products in sequence (the eliminations and programs of cell
+    suppression): measured at load 2 on two cores, a threaded BLAS took 14.3 CPU seconds where one
+    thread took 2.2 for the same suppression.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with single_thread_blas():
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

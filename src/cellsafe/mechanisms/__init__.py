@@ -36,10 +36,10 @@ _MODULES = {
     "linked": ("LinkedTable", "EarlierRelease", "LinkedRelease", "protect_linked", "read_earlier_release"),
     "_gauss": ("in_published_span",),
     "_intervals": (
-        "cell_intervals", "protect_intervals", "protection_met", "requirement_targets", "singleton_shortfalls", "neighbourhood",
-        "touching", "WHOLE_SYSTEM_ROWS",
+        "cell_intervals", "protect_intervals", "protection_met", "requirement_targets", "neighbourhood", "WHOLE_SYSTEM_ROWS",
     ),
-    "_intruder": ("Intruder",),
+    "_intruder": ("Intruder", "touching"),
+    "_sole_intervals": ("singleton_shortfalls",),
     "_listing": ("LISTINGS", "listed_publication", "frame_magnitude"),
     "_primary": ("Rule", "Requirements", "parse_rule", "primary_cells", "protection_requirements"),
     "_singleton": ("sole_contributors_of_counts",),

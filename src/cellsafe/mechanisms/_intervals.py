@@ -36,7 +36,8 @@ import scipy.sparse as sp
 
 from .._progress import progress_bar
 from ..exceptions import DataError
-from ._intruder import Intruder, _highs_model
+from ._intruder import Intruder, _highs_model, shortfalls, touching
+from ._sole_intervals import singleton_shortfalls
 
 #: Beyond this many inner cells, the programs move only the inner cells of withheld cells (and,
 #: to widen an interval, those of the published cells around the cell): whole systems of tens of
@@ -75,16 +76,8 @@ def neighbourhood(Xc: sp.csc_matrix, published: np.ndarray, cells: np.ndarray, k
     return out
 
 
-def touching(Xc: sp.csc_matrix, cells: np.ndarray) -> np.ndarray:
-    """The inner cells (rows) that count in any of ``cells`` (bool over the published cells)."""
-    cells = np.flatnonzero(cells)
-    if not cells.size:
-        return np.zeros(Xc.shape[0], dtype=bool)
-    return np.asarray(Xc[:, cells].sum(axis=1)).reshape(-1) > 0
-
 __all__ = [
-    "cell_intervals", "protection_met", "protect_intervals", "singleton_shortfalls", "requirement_targets", "neighbourhood",
-    "touching", "WHOLE_SYSTEM_ROWS",
+    "cell_intervals", "protection_met", "protect_intervals", "requirement_targets", "neighbourhood", "WHOLE_SYSTEM_ROWS",
 ]
 
 
@@ -310,7 +303,7 @@ def protect_intervals(
                 free = touching(Xc, suppressed) | neighbourhood(Xc, ~suppressed, sensitive)
                 program = _Program(Xc, values, suppressed, allowed, weight, floor, free=free, fixed=inner)
             intruder = Intruder(Xc, values, ~suppressed, floor=floor, free=free, fixed=inner)
-            short = _short(intruder, sensitive, values, up_t, down_t, width, floor, tol, either)
+            short = shortfalls(intruder, sensitive, values, up_t, down_t, width, floor, tol, either)
             n_lp += intruder.n_lp
             if not short:
                 break
@@ -333,52 +326,6 @@ def protect_intervals(
                 tol, either, intruder, inner if restrict else None,
             )
     return suppressed, unresolved, n_lp
-
-
-def _short(
-    intruder: Intruder,
-    cells: np.ndarray,
-    values: np.ndarray,
-    up_t: np.ndarray,
-    down_t: np.ndarray,
-    width: np.ndarray,
-    floor: np.ndarray,
-    tol: float,
-    either: np.ndarray | None = None,
-) -> list[tuple[int, bool, float]]:
-    """The (cell, upper side?, target) of every requirement ``intruder`` does not meet, in the cells' order.
-
-    A cell marked ``either`` needs one side only (a positive width); when neither is met the upper
-    side is asked.
-    """
-    if not cells.size:
-        return []
-    C = intruder.columns(cells)
-    met_dn, met_up, _, _ = intruder.reach(C, up_t[cells], down_t[cells], tol=tol)
-    if either is not None:
-        one = either[cells]
-        met_up = np.where(one, met_up | met_dn, met_up)
-        met_dn = np.where(one, True, met_dn)
-    out: list[tuple[int, bool, float]] = []
-    wide = np.flatnonzero((width[cells] > 0) & met_dn & met_up)
-    extra: dict[int, tuple[bool, float]] = {}  # by position in cells
-    if wide.size:
-        lo, hi = intruder.bounds(C[:, wide], cells=cells[wide])
-        for i, L, U in zip(wide.tolist(), lo, hi):
-            p = int(cells[i])
-            w = width[p] + tol * max(1.0, abs(values[p]))
-            if U - L >= w:
-                continue
-            # wider downwards where the floor allows, else upwards
-            extra[i] = (False, U - w) if U - w >= floor[p] else (True, L + w)
-    for i, p in enumerate(cells.tolist()):
-        if not met_up[i]:
-            out.append((int(p), True, float(up_t[p])))
-        if not met_dn[i]:
-            out.append((int(p), False, float(down_t[p])))
-        if i in extra:
-            out.append((int(p), *extra[i]))
-    return out
 
 
 def _protect_from_singletons(
@@ -413,87 +360,6 @@ def _protect_from_singletons(
                 unresolved[p] = True
             suppressed |= program.suppressed
     return n_lp
-
-
-def singleton_shortfalls(
-    Xc: sp.csc_matrix,
-    values: np.ndarray,
-    suppressed: np.ndarray,
-    sensitive: np.ndarray,
-    sole: np.ndarray,
-    up_t: np.ndarray,
-    down_t: np.ndarray,
-    floor: np.ndarray,
-    apart: bool,
-    either: np.ndarray,
-    tol: float,
-    outsider: Intruder | None = None,
-    *,
-    inner: np.ndarray | None = None,
-) -> Any:
-    """Yield ``(cell, contributor, its known cells, [(cell, upper side?, target), ...])`` for every
-    requirement some contributor alone in a withheld cell does not leave met (``suppressed`` is the pattern).
-
-    Shared work: the outside attacker's witnesses first (one meeting every such cell serves all
-    contributors), then one model holding every such cell, whose rows of the other contributors'
-    cells are freed for each question (notes of :func:`protect_intervals`).  With ``inner`` (the
-    true inner values), the systems move the inner cells of withheld cells only (a stronger attacker).
-    """
-    n = values.shape[0]
-    no_width = np.zeros(n)
-    every = np.flatnonzero(suppressed & (sole >= 0))
-    if not every.size:
-        return
-    free = None if inner is None else touching(Xc, suppressed)
-    joint = Intruder(Xc, values, ~suppressed | np.isin(np.arange(n), every), floor=floor, free=free, fixed=inner)
-    for p in sensitive:
-        p = int(p)
-        overlap = np.asarray(Xc.T @ Xc[:, p].toarray().reshape(-1)).reshape(-1) > 0 if apart else np.zeros(n, dtype=bool)
-        others = suppressed & (sole >= 0) & ((sole != sole[p]) | (sole[p] < 0)) & ~overlap
-        others[p] = False
-        singles = np.flatnonzero(others)
-        if not singles.size:
-            continue
-        if outsider is not None and _witnessed(outsider, p, singles, values, up_t, down_t, either, tol):
-            # a solution of the outside attacker's (for this pattern or a smaller one: withholding only
-            # removes equations) that meets every such cell serves each of those contributors
-            continue
-        free = np.setdiff1d(every, singles)
-        if not np.any(values[free] == 0):  # an empty cell's inner cells left the joint model: it cannot be freed
-            with joint.relaxed(free) as j:
-                if not _short(j, np.array([p]), values, up_t, down_t, no_width, floor, tol, either):
-                    continue
-        for c in np.unique(sole[singles]):
-            mine = singles[sole[singles] == c]
-            free = np.setdiff1d(every, mine)
-            if not np.any(values[free] == 0):  # the joint model with every other contributor's cells freed
-                with joint.relaxed(free) as j:
-                    short = _short(j, np.array([p]), values, up_t, down_t, no_width, floor, tol, either)
-            else:
-                known = ~suppressed
-                known[mine] = True
-                alone = Intruder(Xc, values, known, floor=floor, free=free, fixed=inner)
-                short = _short(alone, np.array([p]), values, up_t, down_t, no_width, floor, tol, either)
-            if short:
-                yield p, int(c), mine, short
-
-
-def _witnessed(
-    intruder: Intruder, p: int, cells: np.ndarray, values: np.ndarray, up_t: np.ndarray, down_t: np.ndarray, either: np.ndarray, tol: float
-) -> bool:
-    """Whether the intruder's witnesses reach p's targets with ``cells`` at their values (checked on the vectors)."""
-    if not intruder.witnesses:
-        return False
-    W = np.column_stack(intruder.witnesses)
-    cp, cc = intruder.columns([p]), intruder.columns(cells)
-    v = np.asarray(cp.C.T @ W).reshape(-1) + cp.offset[0]
-    meet = np.asarray(cc.C.T @ W) + cc.offset[:, None]
-    ok = np.all(np.abs(meet - values[cells][:, None]) <= 1e-9 * np.maximum(1.0, np.abs(values[cells]))[:, None], axis=0)
-    up_ok = bool(np.any(ok & (v >= up_t[p] - tol * max(1.0, abs(up_t[p])))))
-    down_ok = not np.isfinite(down_t[p]) or bool(np.any(ok & (v <= down_t[p] + tol * max(1.0, abs(down_t[p])))))
-    if either[p]:
-        return up_ok or down_ok
-    return up_ok and down_ok
 
 
 class _Program:

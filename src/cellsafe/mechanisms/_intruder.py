@@ -19,8 +19,11 @@ work:
   its cap (the smallest known cell containing it).  Every solution of every program is kept as a
   witness; a bound some witness reaches is exact without a program of its own;
 - *joint programs first*: one program pushes every open question at once (the sum of all cells to
-  minimise, or of all targets to reach), which settles most of them; each question still open
-  then gets its own program;
+  minimise, or to raise towards their targets, weighted by the targets), which settles most of
+  them; for targets, again on the questions it left open while that settles more; each question
+  still open then gets its own program.  Every program is solved on the one model from the last
+  basis: a program on a model of its own starts cold, and a cold start on 13,482 inner cells under
+  1,667 margins takes 4-8 s where a warm one takes 6 ms;
 - *targets*: when only a verdict is asked (does the upper bound reach t?), a witness at or past t
   answers it; the exact bound is computed only for the cells that fall short.
 
@@ -41,7 +44,7 @@ import scipy.sparse as sp
 
 from ..exceptions import DataError
 
-__all__ = ["Intruder"]
+__all__ = ["Intruder", "shortfalls", "touching"]
 
 #: Most witnesses kept (the most recent); each is a vector over the system's inner cells.
 _MAX_WITNESSES = 256
@@ -124,6 +127,9 @@ class Intruder:
         self.witnesses: list[np.ndarray] = []
         self.n_lp = 0
         self._highs: Any = None
+        self._freed = np.zeros(0, dtype=np.int32)  # equations freed for now (:meth:`relaxed`)
+        # witnesses of other relaxations (:meth:`relaxed`), each with the equations it misses
+        self._elsewhere: list[tuple[np.ndarray, np.ndarray]] = []
         self.upper_bound = np.inf if upper_bound is None else float(upper_bound)
 
     # ------------------------------------------------------------------ columns
@@ -160,34 +166,25 @@ class Intruder:
         return out
 
     # ------------------------------------------------------------------ programs
-    def _model(self, extra: sp.csr_matrix | None = None, extra_upper: np.ndarray | None = None) -> Any:
-        """A HiGHS model of the system; ``extra`` rows ``[C_rows | I] <= 0`` over extra columns bounded above."""
+    def _model(self) -> Any:
+        """A HiGHS model of the system (rows freed by :meth:`relaxed` left free)."""
         n = self.rows.size
         A = self._A_eq
-        lower = self._b_eq
-        upper = self._b_eq
+        lower = self._b_eq.copy()
+        upper = self._b_eq.copy()
+        lower[self._freed] = -np.inf
+        upper[self._freed] = np.inf
         if self._A_ub is not None and self._b_ub is not None:  # the listing's floors: -x_j^T y <= -f_j
             A = sp.vstack([A, -self._A_ub], format="csr")
             lower = np.concatenate([lower, -self._b_ub])
             upper = np.concatenate([upper, np.full(self._b_ub.shape[0], np.inf)])
-        col_lower = np.zeros(n)
-        col_upper = np.full(n, self.upper_bound)
-        if extra is not None:
-            m = extra.shape[0]
-            A = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], m))]), extra], format="csr")
-            lower = np.concatenate([lower, np.full(m, -np.inf)])
-            upper = np.concatenate([upper, np.zeros(m)])
-            col_lower = np.concatenate([col_lower, np.full(m, -np.inf)])
-            col_upper = np.concatenate([col_upper, np.asarray(extra_upper, dtype=np.float64)])
-        return _highs_model(sp.csc_matrix(A), lower, upper, col_lower, col_upper)
+        return _highs_model(sp.csc_matrix(A), lower, upper, np.zeros(n), np.full(n, self.upper_bound))
 
-    def _solve(self, cost: np.ndarray, model: Any = None) -> tuple[int, float]:
-        """Minimise ``cost`` over the system (or over ``model``); keeps the solution as a witness."""
-        if model is None:
-            if self._highs is None:
-                self._highs = self._model()
-            model = self._highs
-        status, fun, x = _highs_solve(model, cost)
+    def _solve(self, cost: np.ndarray) -> tuple[int, float]:
+        """Minimise ``cost`` over the system; keeps the solution as a witness."""
+        if self._highs is None:
+            self._highs = self._model()
+        status, fun, x = _highs_solve(self._highs, cost)
         self.n_lp += 1
         if status != 0 or x is None:
             return status, fun
@@ -275,17 +272,19 @@ class Intruder:
 
         met_dn, met_up = settle()
         for side in (1.0, -1.0):
-            met = met_up if side > 0 else met_dn
             t = up if side > 0 else down
-            open_ = np.flatnonzero(~met)
-            if open_.size > 1:
-                # maximise sum_j w_j s_j over s_j <= side * c_j^T y, s_j <= side * t_j: one y that takes
-                # every open cell as far towards its target as it can at once
-                m = open_.size
-                A = sp.hstack([-side * C[:, open_].T.tocsr(), sp.identity(m, format="csr")], format="csr")
+            last = -1
+            while True:  # joint programs while they settle cells: the cells that compete for slack take turns
+                met = met_up if side > 0 else met_dn
+                open_ = np.flatnonzero(~met)
+                if open_.size <= 1 or open_.size == last:
+                    break
+                last = open_.size
+                # one y that takes the open cells towards their targets together, from the last basis
                 w = 1.0 / np.maximum(1.0, np.abs(t[open_]))
-                cost = np.concatenate([np.zeros(self.rows.size), -w])
-                self._solve(cost, self._model(A, side * (t[open_] - off[open_])))
+                status, _ = self._solve(-side * np.asarray(C[:, open_] @ w).reshape(-1))
+                if status != 0:
+                    break  # unbounded: each cell on its own below
                 met_dn, met_up = settle()
         for side in (1.0, -1.0):
             for j in range(k):
@@ -350,6 +349,13 @@ class _Relaxed:
         if it._highs is None:
             it._highs = it._model()
         self._saved = list(it.witnesses)
+        self._was_freed = it._freed
+        it._freed = np.union1d(it._freed, self.rows).astype(np.int32)
+        # solutions found under other relaxations serve here when every equation they miss is freed here
+        if it._elsewhere:
+            good = [w for w, missed in it._elsewhere if np.isin(missed, it._freed).all()]
+            it.witnesses = (it.witnesses + good)[-_MAX_WITNESSES:]
+        self._n_saved = len(it.witnesses)
         if self.rows.size:
             inf = highspy.kHighsInf
             it._highs.changeRowsBounds(self.rows.size, self.rows, np.full(self.rows.size, -inf), np.full(self.rows.size, inf))
@@ -357,6 +363,12 @@ class _Relaxed:
 
     def __exit__(self, *exc: Any) -> None:
         it = self.intruder
+        it._freed = self._was_freed
+        found = it.witnesses[self._n_saved :] if len(it.witnesses) > self._n_saved else []
+        if found:  # each with the equations it misses (it meets the listing's floors, held everywhere)
+            W = np.column_stack(found)
+            gap = np.abs(it._A_eq @ W - it._b_eq[:, None]) > 1e-9 * np.maximum(1.0, np.abs(it._b_eq))[:, None]
+            it._elsewhere = (it._elsewhere + [(w, np.flatnonzero(gap[:, i])) for i, w in enumerate(found)])[-_MAX_WITNESSES:]
         if self.rows.size:
             b = it._b_eq[self.rows]
             it._highs.changeRowsBounds(self.rows.size, self.rows, b, b)
@@ -372,6 +384,7 @@ def _highs_model(A: sp.csc_matrix, lower: np.ndarray, upper: np.ndarray, col_low
     # the primal simplex from the last basis (_highs_solve)
     h = highspy._Highs()  # type: ignore[attr-defined]
     h.setOptionValue("output_flag", False)
+    h.setOptionValue("presolve", "off")  # its search for dependent equations costs more than it saves here
     lp = highspy.HighsLp()
     lp.num_col_ = A.shape[1]
     lp.num_row_ = A.shape[0]
@@ -412,3 +425,57 @@ def _highs_solve(h: Any, cost: np.ndarray) -> tuple[int, float, np.ndarray | Non
     if status == highspy.HighsModelStatus.kInfeasible:
         raise DataError("the published values admit no non-negative inner cells; is this release additive?")
     raise DataError(f"a linear program of the attacker did not solve (HiGHS: {status.name}).")
+
+
+def touching(Xc: sp.csc_matrix, cells: np.ndarray) -> np.ndarray:
+    """The inner cells (rows) that count in any of ``cells`` (bool over the published cells)."""
+    cells = np.flatnonzero(cells)
+    if not cells.size:
+        return np.zeros(Xc.shape[0], dtype=bool)
+    return np.asarray(Xc[:, cells].sum(axis=1)).reshape(-1) > 0
+
+
+def shortfalls(
+    intruder: Intruder,
+    cells: np.ndarray,
+    values: np.ndarray,
+    up_t: np.ndarray,
+    down_t: np.ndarray,
+    width: np.ndarray,
+    floor: np.ndarray,
+    tol: float,
+    either: np.ndarray | None = None,
+) -> list[tuple[int, bool, float]]:
+    """The (cell, upper side?, target) of every requirement ``intruder`` does not meet, in the cells' order.
+
+    A cell marked ``either`` needs one side only (a positive width); when neither is met the upper
+    side is asked.
+    """
+    if not cells.size:
+        return []
+    C = intruder.columns(cells)
+    met_dn, met_up, _, _ = intruder.reach(C, up_t[cells], down_t[cells], tol=tol)
+    if either is not None:
+        one = either[cells]
+        met_up = np.where(one, met_up | met_dn, met_up)
+        met_dn = np.where(one, True, met_dn)
+    out: list[tuple[int, bool, float]] = []
+    wide = np.flatnonzero((width[cells] > 0) & met_dn & met_up)
+    extra: dict[int, tuple[bool, float]] = {}  # by position in cells
+    if wide.size:
+        lo, hi = intruder.bounds(C[:, wide], cells=cells[wide])
+        for i, L, U in zip(wide.tolist(), lo, hi):
+            p = int(cells[i])
+            w = width[p] + tol * max(1.0, abs(values[p]))
+            if U - L >= w:
+                continue
+            # wider downwards where the floor allows, else upwards
+            extra[i] = (False, U - w) if U - w >= floor[p] else (True, L + w)
+    for i, p in enumerate(cells.tolist()):
+        if not met_up[i]:
+            out.append((int(p), True, float(up_t[p])))
+        if not met_dn[i]:
+            out.append((int(p), False, float(down_t[p])))
+        if i in extra:
+            out.append((int(p), *extra[i]))
+    return out

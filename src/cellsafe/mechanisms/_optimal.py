@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._blas import on_one_blas_thread
 from ..exceptions import InvalidArgumentError
 from ._optimal_attack import LOWER, UPPER, WIDTH, Attacks, Miss, Targets, highs
 
@@ -90,6 +91,7 @@ class OptimalPattern:
     n_targets: int = 0
 
 
+@on_one_blas_thread
 def optimal_secondary(
     X: Any,
     values: np.ndarray,

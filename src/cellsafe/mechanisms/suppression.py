@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from .._catalog import declared
 from .._random import RNGLike
 from .._registry import register
+from .._blas import on_one_blas_thread
 from ..exceptions import CellsafeWarning, DataError, InvalidArgumentError
 from ..published import (
     MagnitudeTable,
@@ -55,6 +56,7 @@ from ._singleton import singleton_secondary, sole_contributors_of_counts, virtua
 __all__ = ["CellSuppression", "suppress_cells", "cell_mask"]
 
 
+@on_one_blas_thread
 def suppress_cells(
     X: Any,
     counts: np.ndarray,

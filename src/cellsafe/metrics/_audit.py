@@ -32,6 +32,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._results import Result
+from .._blas import on_one_blas_thread
 from ..exceptions import DataError, InvalidArgumentError
 from ..mechanisms import (
     LISTINGS,
@@ -174,6 +175,7 @@ class SuppressionAudit(Result):
         return f"SuppressionAudit(n_suppressed={self.cells.shape[0]}, unsafe={self.n_unsafe}, passed={self.passed})"
 
 
+@on_one_blas_thread
 def audit_suppression(
     release: PublishedTable,
     *,
