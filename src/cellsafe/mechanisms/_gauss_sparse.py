@@ -207,9 +207,9 @@ def sparse_gauss_secondary(
     indptr, rows, vals = sparse_columns(X, exact=exact) if columns is None else columns
     span = SparseSpan(exact=exact, tol=tol)
     for p in np.flatnonzero(primary).tolist():
-        r, v = _column(indptr, rows, vals, p)
-        if r:
-            span.track(p, dict(zip(r, v)))
+        pr, pv = _column(indptr, rows, vals, p)
+        if pr:
+            span.track(p, dict(zip(pr, pv)))
         else:
             exposed[p] = True  # an empty column is known to be 0 without publishing anything
     offered = np.asarray(offered, dtype=np.int64)
@@ -218,13 +218,16 @@ def sparse_gauss_secondary(
     touched = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) if offered.size else np.zeros(0, dtype=np.int64)
     future = np.bincount(np.asarray(rows, dtype=np.int64)[touched], minlength=X.shape[0]).tolist() if touched.size else [0] * X.shape[0]
     forced_list = np.asarray(is_forced, dtype=bool).tolist()
+    # the pace (cellsafe._work) in entries of the candidates' columns: a candidate costs about its entries times
+    # the fill of the pivots they meet, and the large cells come first, so counting candidates overstated the rest
+    size = np.cumsum(stops - starts).tolist()
     started = time.perf_counter()
-    total = int(offered.size)
+    total = int(size[-1]) if size else 0
     for done, j in enumerate(offered.tolist()):
         if not span.tracked:
             break  # nothing left to protect: every later candidate is published
         if done % _PACE_EVERY == 0 and done:
-            projected(what, done, total, started, fix)
+            projected(what, int(size[done - 1]), total, started, fix)
         cr, cv = _column(indptr, rows, vals, j)
         for k in cr:
             future[k] -= 1
