@@ -115,10 +115,17 @@ class SparseSpan:
 
     def pivot_row(self, r: dict[int, Any], future: list[int] | None = None) -> int:
         """The row of ``r`` whose elimination updates the fewest vectors (and candidates to come, ``future``)."""
+        if len(r) == 1:
+            return next(iter(r))
         a, b = self.by_row, self.tracked_by_row
-        if future is None:
-            return min(r, key=lambda k: len(a.get(k, ())) + len(b.get(k, ())))
-        return min(r, key=lambda k: len(a.get(k, ())) + len(b.get(k, ())) + future[k])
+        best, least = -1, -1
+        for k in r:
+            cost = len(a.get(k, ())) + len(b.get(k, ())) + (future[k] if future is not None else 0)
+            if cost < least or least < 0:
+                best, least = k, cost
+                if cost == 0:
+                    break
+        return best
 
     def exposes(self, r: dict[int, Any], i: int, keys: Any = None) -> list[int]:
         """The tracked vectors (of ``keys``, default all) that are multiples of ``r``: in the span once ``r`` joins it."""
@@ -215,12 +222,14 @@ def sparse_gauss_secondary(
     offered = np.asarray(offered, dtype=np.int64)
     # candidates still to come touching each row: a pivot row they touch gives each of them its fill
     starts, stops = indptr[offered], indptr[offered + 1]
-    touched = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) if offered.size else np.zeros(0, dtype=np.int64)
-    future = np.bincount(np.asarray(rows, dtype=np.int64)[touched], minlength=X.shape[0]).tolist() if touched.size else [0] * X.shape[0]
+    lengths = stops - starts
+    ends = np.cumsum(lengths)
+    touched = np.arange(int(ends[-1]) if ends.size else 0) + np.repeat(starts - (ends - lengths), lengths)
+    future = np.bincount(np.asarray(rows, dtype=np.int64)[touched], minlength=X.shape[0]).tolist()
     forced_list = np.asarray(is_forced, dtype=bool).tolist()
     # the pace (cellsafe._work) in entries of the candidates' columns: a candidate costs about its entries times
     # the fill of the pivots they meet, and the large cells come first, so counting candidates overstated the rest
-    size = np.cumsum(stops - starts).tolist()
+    size = ends.tolist()
     started = time.perf_counter()
     total = int(size[-1]) if size else 0
     for done, j in enumerate(offered.tolist()):
