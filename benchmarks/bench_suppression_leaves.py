@@ -76,6 +76,7 @@ def main() -> None:
     ap.add_argument("--parents", type=int, default=100)
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--allow-long", action="store_true", help="pass --allow-long to both commands")
+    ap.add_argument("--attack", action="store_true", help="attack the release (suppression_attacker.py) after the audit")
     a = ap.parse_args()
     cellsafe = [sys.executable, "-m", "cellsafe.cli.main"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,6 +105,58 @@ def main() -> None:
                 s = f["suppression"]
                 print(f"  published {len(f):,}, primary {(s == 'primary').sum():,}, "
                       f"secondary {(s == 'secondary').sum():,}")
+        if a.attack and out.exists():
+            attack_release(out, people, a.leaves, a.parents)
+
+
+def attack_release(release: Path, people: Path, leaves: int, parents: int) -> None:
+    """The independent attacker on the release: its inner cells are every leaf x sex (what the file leaves possible).
+
+    The matrix and the true values are built here from the codes of :func:`write_inputs` (no cellsafe).
+    """
+    import time
+
+    import pandas as pd
+    import scipy.sparse as sp
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from suppression_attacker import attack
+
+    per = leaves // parents
+    f = pd.read_csv(release, keep_default_na=False, dtype=str)
+    recs = pd.read_csv(people, dtype=str)
+    leaf_of = recs["geo"].str[1:].astype(int).to_numpy()
+    sex_of = (recs["sex"] == "M").to_numpy().astype(int)
+    inner_truth = np.bincount(leaf_of * 2 + sex_of, minlength=2 * leaves).astype(float)
+    inner = np.arange(2 * leaves)
+    leaf, sex = inner // 2, inner % 2
+    geo = f["geo"].to_numpy()
+    sx = f["sex"].to_numpy()
+    rows, cols = [], []
+    for j, (g, s) in enumerate(zip(geo, sx)):
+        if g == "Total":
+            hit = np.ones(inner.size, dtype=bool)
+        elif g.startswith("P"):
+            hit = leaf // per == int(g[1:])
+        else:
+            hit = leaf == int(g[1:])
+        if s != "Total":
+            hit = hit & (sex == (1 if s == "M" else 0))
+        idx = np.flatnonzero(hit)
+        rows.append(idx)
+        cols.append(np.full(idx.size, j))
+    X = sp.csc_matrix((np.ones(sum(r.size for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(inner.size, len(f)))
+    truth = np.asarray(X.T @ inner_truth).ravel()
+    released = np.where(f["count"].to_numpy() == "", np.nan, pd.to_numeric(f["count"], errors="coerce"))
+    shown = ~np.isnan(released)
+    assert np.array_equal(released[shown], truth[shown]), "published values differ from the records"
+    primary = (truth >= 1) & (truth <= 3)
+    t0 = time.process_time()
+    r = attack(X, released, truth, primary, threshold=3)
+    print(f"attacker: {r.withheld.size:,} withheld, {np.isin(r.withheld, np.flatnonzero(primary)).sum():,} primaries; "
+          f"{r.primaries_within.size} primaries within the rule, {len(r.sums)} derivable sums, {r.exact.size} exact; "
+          f"{time.process_time() - t0:.1f} CPU s; load {os.getloadavg()}")
 
 
 if __name__ == "__main__":
