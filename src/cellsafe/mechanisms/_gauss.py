@@ -82,8 +82,19 @@ def candidate_order(X: sp.spmatrix, weight: np.ndarray, *, zeros_first: bool = T
 
 
 def choose_method(X: sp.spmatrix) -> str:
-    """The elimination :func:`gauss_secondary` uses by default: "sparse" (see :mod:`~cellsafe.mechanisms._gauss_sparse`)."""
-    return "sparse"
+    """The elimination :func:`gauss_secondary` uses by default (both give the same pattern; this is speed only).
+
+    "dense" when the dense matrices are small (at most 2,500 rows of :func:`column_relations`) and
+    the columns long (100 or more inner cells each on average: all 2-way margins of six variables),
+    where the sparse vectors fill in; else "sparse".  Measured (CPU s, sparse / dense, same pattern):
+    2-way margins of six variables at 1e5 records (13,482 x 1,667) 2.4 / 3.6, at 1e6 (45,870 x
+    1,912) 12.7 / 5.3; 2,000 leaves by sex (3,975 x 6,098) 0.04 / 22.7; 10^4 leaves (19,862 x
+    30,165) 0.35 / hours.
+    """
+    Xc = sp.csc_matrix(X)
+    m, n = Xc.shape
+    d = min(m, int(np.count_nonzero(np.diff(Xc.indptr))))
+    return "dense" if d <= 2500 and Xc.nnz >= 100 * max(n, 1) else "sparse"
 
 
 def column_relations(X: sp.spmatrix) -> np.ndarray:
