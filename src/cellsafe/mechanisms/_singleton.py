@@ -40,8 +40,9 @@ the primaries the test found exposed: a primary that c's published and own cells
 not exposed by any part of them, so guarding it as well changes no decision, and the pattern is the
 one of guarding every primary not of c (tests compare with that plain loop in rational arithmetic).
 On 2,000 records of ``a*b*c`` with every record its own contributor the shared span took the check
-from 230 s to 4.3 s (dense); the 10^4-leaf hierarchy of ``bench_suppression_leaves.py`` (30,303
-cells) now takes seconds.
+from 230 s to 4.3 s (dense); on the 10^4-leaf hierarchy of ``bench_suppression_leaves.py`` (30,303
+cells, 635 contributors alone in a withheld cell, 77 reruns) the elimination and this protection
+take 16 CPU s where the dense ones needed hours.
 
 The check here is linear (no primary computable exactly); the widths of the primaries' intervals,
 against the outside attacker and against each contributor alone in withheld cells, are the business
