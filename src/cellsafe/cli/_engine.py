@@ -48,8 +48,7 @@ def spark_master(args: argparse.Namespace) -> str:
 
 def spark_from_args(args: argparse.Namespace) -> Any:
     """The SparkSession on --spark-master; a short run's JVM settings for a small INPUT on a local master."""
-    from ..engines._short_run import is_short_run
-    from ..engines.spark import spark_session
+    from ..engines.spark import is_short_run, spark_session
 
     master = spark_master(args)
     return spark_session(master, short_run=is_short_run(master, getattr(args, "input", None)))

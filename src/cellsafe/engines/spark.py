@@ -36,11 +36,13 @@ from ..mechanisms import CellKeyMethod, CellwiseMechanism, table_blocks
 from ..published import DEFAULT_MAX_INNER, Publication
 from ..table import CountTable, TableDescription, Variable, encode_cells, strides, unravel
 from ._pairs import CellPairs, pair_counts
+from ._short_run import is_short_run
 from ._spark_marginals import SparkMarginals
 
 __all__ = [
     "SparkTable",
     "spark_session",
+    "is_short_run",
     "read_records",
     "aggregate",
     "from_table",
