@@ -14,6 +14,7 @@ def spark():
         pytest.skip("the Spark engine's tests need Java 17 (Debian: apt-get install -y openjdk-17-jre-headless)")
     from cellsafe.engines.spark import spark_session
 
-    session = spark_session("local[2]", config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"})
+    session = spark_session("local[2]", config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"},
+                            short_run=True)  # small tables: the JVM settings of a short run
     yield session
     session.stop()

@@ -47,10 +47,11 @@ def spark_master(args: argparse.Namespace) -> str:
 
 
 def spark_from_args(args: argparse.Namespace) -> Any:
-    """The SparkSession on --spark-master."""
-    from ..engines.spark import spark_session
+    """The SparkSession on --spark-master; a short run's JVM settings for a small INPUT on a local master."""
+    from ..engines.spark import is_short_run, spark_session
 
-    return spark_session(spark_master(args))
+    master = spark_master(args)
+    return spark_session(master, short_run=is_short_run(master, getattr(args, "input", None)))
 
 
 def spark_table_from_args(args: argparse.Namespace) -> Any:

@@ -36,11 +36,13 @@ from ..mechanisms import CellKeyMethod, CellwiseMechanism, table_blocks
 from ..published import DEFAULT_MAX_INNER, Publication
 from ..table import CountTable, TableDescription, Variable, encode_cells, strides, unravel
 from ._pairs import CellPairs, pair_counts
+from ._short_run import is_short_run
 from ._spark_marginals import SparkMarginals
 
 __all__ = [
     "SparkTable",
     "spark_session",
+    "is_short_run",
     "read_records",
     "aggregate",
     "from_table",
@@ -67,13 +69,19 @@ def _pyspark() -> Any:
     return F
 
 
-def spark_session(master: str = "local[*]", app_name: str = "cellsafe", config: Mapping[str, str] | None = None) -> Any:
+def spark_session(
+    master: str = "local[*]", app_name: str = "cellsafe", config: Mapping[str, str] | None = None, *,
+    short_run: bool = False,
+) -> Any:
     """The active SparkSession, or a new one on ``master`` (``local[*]``, ``spark://host:7077``, ``yarn``...).
 
     Arrow transfers are switched on and the web UI off; on a local master shuffles have two
     partitions per core (Spark's default of 200 tiny tasks per shuffle cost more than the work on
     a table of cells).  ``config`` adds or overrides Spark settings (e.g. executor memory).  One
-    session serves a whole command: later calls return the active one.
+    session serves a whole command: later calls return the active one.  ``short_run`` (a local
+    master only) starts the JVM with the client compiler alone and the serial collector
+    (:mod:`cellsafe.engines._short_run`: half the CPU of a command on 3e5 records, a loss above some
+    7e6), unless ``config`` sets the driver's Java options itself.
     """
     _pyspark()
     from pyspark.sql import SparkSession
@@ -89,6 +97,10 @@ def spark_session(master: str = "local[*]", app_name: str = "cellsafe", config: 
         cores = _local_cores(master)
         builder = builder.config("spark.sql.shuffle.partitions", str(2 * cores))
         builder = builder.config("spark.default.parallelism", str(cores))
+        if short_run and "spark.driver.extraJavaOptions" not in (config or {}):
+            from ._short_run import SHORT_RUN_JAVA_OPTIONS
+
+            builder = builder.config("spark.driver.extraJavaOptions", SHORT_RUN_JAVA_OPTIONS)
     if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         # local workers run this interpreter, which has cellsafe; on a cluster the nodes' Python needs it installed
         os.environ["PYSPARK_PYTHON"] = sys.executable  # read when the SparkContext starts its workers
