@@ -308,11 +308,6 @@ class Intruder:
         """
         return _Relaxed(self, np.asarray(cells, dtype=np.int64))
 
-    def meets(self, y: np.ndarray, cells: np.ndarray, values: np.ndarray, tol: float = 1e-9) -> bool:
-        """Whether inner values ``y`` (the system's rows) give ``cells`` their ``values``."""
-        got = self._X[:, cells].T @ y
-        return bool(np.all(np.abs(got - values) <= tol * np.maximum(1.0, np.abs(values))))
-
 
 class Columns:
     """Objective columns on an intruder's rows, and the fixed part of each (restricted systems)."""

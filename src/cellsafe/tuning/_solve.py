@@ -225,24 +225,30 @@ def tune(
         mech = mechanism.with_params(alpha=value)
         return TuningResult("alpha", value, tgt.text, _zero_gap(cs, mech), mech, "closed form", 1)
 
-    n_eval = 0
-
-    def f(x: float) -> float:
-        nonlocal n_eval
-        n_eval += 1
-        try:
-            mech = mechanism.with_params(**{solve: x})
-        except CellsafeError:
-            return math.nan
-        if tgt.zero_share:
-            return _zero_gap(cs, mech)
-        return tgt.metric(cs, mech) - tgt.value
-
-    result = _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, lambda: n_eval, progress)
+    f, n_eval = _counted(
+        mechanism, solve, lambda mech: _zero_gap(cs, mech) if tgt.zero_share else tgt.metric(cs, mech) - tgt.value
+    )
+    result = _root(f, solve, decl, lo, hi, tgt, mechanism, xtol, n_eval, progress)
     if tgt.op == "=":
         return result
     return replace(result, meets=_side(f, tgt, solve, result.value, lo, hi))
 
+
+
+def _counted(mechanism: Any, solve: str, gap: Callable[[Any], float]) -> tuple[Callable[[float], float], Callable[[], int]]:
+    """The function tuned (``gap`` of the mechanism with ``solve`` set to x; NaN where that value is refused)
+    and the number of times it was evaluated."""
+    calls = [0]
+
+    def f(x: float) -> float:
+        calls[0] += 1
+        try:
+            mech = mechanism.with_params(**{solve: x})
+        except CellsafeError:
+            return math.nan
+        return gap(mech)
+
+    return f, lambda: calls[0]
 
 def _bounds(decl: Param, solve: str, bounds: tuple[float, float] | None) -> tuple[float, float]:
     lo, hi = decl.scan if bounds is None else (float(bounds[0]), float(bounds[1]))  # type: ignore[misc]
@@ -283,19 +289,9 @@ def _tune_marginal(table: Any, mechanism: Any, solve: str, tgt: Target, bounds: 
     decl = _tunable(mechanism, solve)
     lo, hi = _bounds(decl, solve, bounds)
     k = tgt.metric.k
-    n_eval = 0
-
-    def f(x: float) -> float:
-        nonlocal n_eval
-        n_eval += 1
-        try:
-            mech = mechanism.with_params(**{solve: x})
-        except CellsafeError:
-            return math.nan
-        return apriori.marginal_error(table, mech, degrees=(k,)).tv(k) - tgt.value
-
+    f, n_eval = _counted(mechanism, solve, lambda mech: apriori.marginal_error(table, mech, degrees=(k,)).tv(k) - tgt.value)
     rtol = _RTOL_MARGINAL if xtol is None else None
-    result = _root(f, solve, decl, lo, hi, tgt, mechanism, 1e-12 if xtol is None else float(xtol), lambda: n_eval,
+    result = _root(f, solve, decl, lo, hi, tgt, mechanism, 1e-12 if xtol is None else float(xtol), n_eval,
                    progress, n_scan=_N_SCAN_MARGINAL, rtol=rtol)
     if tgt.op == "=":
         return result
