@@ -335,16 +335,7 @@ class CellwiseMechanism(Mechanism[Release]):
         """
         gen = stream(root, self._purpose, implicate, block.number)
         idx = block.index
-        if idx.size:
-            cnt = np.asarray(self._draw(block.counts, gen), dtype=np.int64)
-            if cnt.size and int(cnt.min()) < 0:
-                # a float draw of inf or NaN casts to -2^63: never drop it silently
-                raise DataError(
-                    f"{self!r} drew counts beyond the 64-bit range (the parameters make the noise too large); "
-                    "choose smaller parameter values."
-                )
-        else:
-            cnt = np.zeros(0, dtype=np.int64)
+        cnt = self._draw_cells(block, gen)
         p0 = self.zero_release_probability()
         n_zeros = block.n_random_zeros
         if p0 > 0 and n_zeros > 0:
@@ -354,6 +345,40 @@ class CellwiseMechanism(Mechanism[Release]):
                 idx, cnt = _insert_sorted(idx, cnt, pos, flat, values)
         keep = cnt > 0
         return idx[keep], cnt[keep]
+
+    def _draw_cells(self, block: Block, gen: np.random.Generator) -> np.ndarray:
+        """Released values of the block's non-zero cells (int64, zeros included), checked for overflow."""
+        if not block.index.size:
+            return np.zeros(0, dtype=np.int64)
+        cnt = np.asarray(self._draw(block.counts, gen), dtype=np.int64)
+        if int(cnt.min()) < 0:
+            # a float draw of inf or NaN casts to -2^63: never drop it silently
+            raise DataError(
+                f"{self!r} drew counts beyond the 64-bit range (the parameters make the noise too large); "
+                "choose smaller parameter values."
+            )
+        return cnt
+
+    def _sample_in_place(self, table: CountTable, blocks: list[Block], root: np.random.SeedSequence, implicate: int,
+                         bar: Any) -> CountTable:
+        """One implicate where no random zero can be released: each block's positive draws go straight into one
+        pair of arrays of the table's size (what :meth:`sample_block` and :func:`assemble_blocks` give, without
+        the per-block copies and their concatenation: a third of the cost at 3e7 cells)."""
+        index = np.empty(table.nnz, dtype=INDEX_DTYPE)
+        counts = np.empty(table.nnz, dtype=np.int64)
+        at = 0
+        for block in blocks:
+            cnt = self._draw_cells(block, stream(root, self._purpose, implicate, block.number))
+            keep = cnt > 0
+            n = int(np.count_nonzero(keep))
+            np.compress(keep, block.index, out=index[at : at + n])
+            np.compress(keep, cnt, out=counts[at : at + n])
+            at += n
+            bar.update(1)
+        if at < table.nnz:  # give back the room of the cells drawn as 0 (realloc, no copy of what stays)
+            index.resize(at, refcheck=False)
+            counts.resize(at, refcheck=False)
+        return CountTable.from_sorted_cells(table, index, counts)
 
     def _sample(self, table: CountTable, m: int, rng: RNGLike, progress: bool) -> list[Release]:
         """``m`` implicates drawn block by block: the same ``rng`` gives the same releases, however the
@@ -403,9 +428,13 @@ class CellwiseMechanism(Mechanism[Release]):
         self, table: CountTable, m: int, root: np.random.SeedSequence, first: int, progress: bool
     ) -> Iterator[Release]:
         """The implicates as released tables of the cells (override to release something else)."""
-        blocks = table_blocks(table, with_empty=self.zero_release_probability() > 0 and table.n_random_zeros > 0)
+        from_zeros = self.zero_release_probability() > 0 and table.n_random_zeros > 0
+        blocks = table_blocks(table, with_empty=from_zeros)
         with _progress(m * len(blocks), progress) as bar:
             for i in range(first, first + m):
+                if not from_zeros and type(self).sample_block is CellwiseMechanism.sample_block:
+                    yield self._sample_in_place(table, blocks, root, i, bar)  # type: ignore[misc]
+                    continue
                 parts = []
                 for block in blocks:
                     parts.append(self.sample_block(block, root, i))
