@@ -64,6 +64,22 @@ def test_same_rng_same_tables_and_block_order_does_not_matter():
     assert not a[0].equals(synth.sample(table, rng=8)[0])
 
 
+@pytest.mark.parametrize("dist", [Poisson(), NBI(sigma=1.0)], ids=["poisson", "nbi"])
+def test_without_released_zeros_the_table_is_what_the_block_kernel_gives(dist):
+    # alpha 0 writes each block's positive draws straight into the release: the same cells as the per-block kernel,
+    # cells drawn as 0 dropped, on a table of several blocks and structural zeros
+    table = _random_table(shape=(40, 30, 1000), p_nonzero=0.05, structural=30)
+    assert n_blocks(table.n_cells) == 2
+    synth = SaturatedSynthesizer(dist)
+    root = as_seed_sequence(3)
+    for i, x in enumerate(synth.sample(table, m=2, rng=3)):
+        parts = [synth.sample_block(blk, root, i) for blk in table_blocks(table)]
+        idx, cnt = (np.concatenate([p[k] for p in parts]) for k in (0, 1))
+        assert x.equals(table.with_counts(idx, cnt))
+        assert x.nnz < table.nnz and x.counts.min() >= 1  # some cells were drawn as 0 and are not listed
+        assert x.counts.flags.owndata and x.counts.size == x.nnz  # the spare room was given back
+
+
 def test_generator_rng_is_consumed_reproducibly():
     table = _random_table()
     synth = SaturatedSynthesizer(Poisson())
