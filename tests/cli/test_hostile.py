@@ -322,7 +322,7 @@ WRONG += [
          setup=SUP3, edit=_shown_release(False)),
     Case("audit-release-showing-cells-the-rules-protect", AUDIT, 1, "2 cell(s) the rules make sensitive are published",
          setup=SUP3, edit=_shown_release(True)),
-    Case("audit-release-without-marks-or-manifest", AUDIT, 2, "nothing to audit: ", setup=SUP3,
+    Case("audit-release-without-marks-or-manifest", AUDIT, 2, "the audit needs the rules ", setup=SUP3,
          edit=_shown_release(True, drop_manifest=True), not_printed=("passed",)),
     Case("audit-release-without-marks-or-manifest-given-the-rule", AUDIT + " --rule freq<=3", 1,
          "2 cell(s) the rules make sensitive are published", setup=SUP3, edit=_shown_release(True, drop_manifest=True)),

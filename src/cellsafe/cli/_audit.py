@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..exceptions import DataError, InvalidArgumentError
-from ._common import add_allow_long_option, EXAMPLES_FORMATTER, add_input_options, add_output_options, load_table, outputs_from_args, parse_list, print_json
+from ._common import add_allow_long_option, EXAMPLES_FORMATTER, add_input_options, add_output_options, load_table, note, outputs_from_args, parse_list, print_json
 from ._publish import hierarchies_from_args
 
 _EXAMPLES = """\
@@ -26,8 +26,9 @@ above T; p%: (p/100) x1 - (total - x1 - x2) and (n, k): (100/k) times the n larg
 side at most down to 0).  Fails (exit status 1) when a withheld cell misses that or is computable exactly, a sum of
 withheld primaries is derivable within the rule, a contributor alone in a withheld cell (the record of a count of 1)
 narrows another's primary, a cell the file marks withheld shows its value, or a sensitive cell is published.
-A file that marks no cell withheld, audited without rules (no --rule, no manifest listing it), is refused
-(exit status 2): there is nothing to judge it by.
+Without rules (no --rule, no --required, and no manifest listing the file, as for another tool's output) the audit is
+refused (exit status 2): it could only say whether a cell is exact.  A file changed since its manifest recorded it is
+audited as it is now, with a note.
 """
 
 
@@ -89,7 +90,7 @@ def _audit(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no
 
     import numpy as np
 
-    from ..io import read_records
+    from ..io import provenance_notes, read_records
     from ..mechanisms import frame_magnitude, protection_requirements
     from ..metrics import audit_suppression
     from ..published import Publication, PublishedTable, magnitude_table
@@ -98,7 +99,16 @@ def _audit(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no
     hierarchies = hierarchies_from_args(args)
     published = read_records(args.published)
     made = _made_with(args.published)
+    for text in provenance_notes([args.published]):
+        note(text)  # a changed file is audited as it is now, by the rules the release was made with
     rules = args.rule or list(made.get("rules") or [])
+    if not rules and not args.required:
+        # without what each withheld cell needs, "passed" would only say that no cell is exact
+        raise InvalidArgumentError(
+            f"the audit needs the rules {args.published!r} was protected by, and no manifest lists the file: give "
+            "them with --rule (for example --rule 'freq<=3', or 'p%=15' with --value), or the protection every "
+            "withheld cell needs with --required W."
+        )
     listing = args.listing or made.get("list") or "frame"
     protect_zeros = bool(made.get("protect_zeros", False))
     min_width = float(made.get("min_width") or 0.0)
@@ -131,19 +141,12 @@ def _audit(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no
     release = PublishedTable.from_frame(published, pub, original, column=column, mechanism=str(args.published))
     release = dataclasses.replace(release, listing=listing)
     audit = audit_suppression(release, requirements=req, required=args.required or None, list=listing, sole=sole, inner=inner)
-    if not rules and audit.passed and audit.cells.shape[0] == 0:
-        # nothing marked withheld and no rule to judge the published cells by: "passed" would say nothing
-        raise InvalidArgumentError(
-            f"nothing to audit: {args.published!r} marks no cell withheld, and no rules were given (--rule) or are "
-            "recorded in a manifest that lists the file; give the rules the release was made with, for example "
-            "--rule 'freq<=3'."
-        )
     if target is not None:
         outputs.write_frame(audit.to_frame(), target)
     if args.json:
         print_json(audit.to_dict())
     else:
         flag = "FAILED: " + "; ".join(audit.problems()) if not audit.passed else "passed"
-        note = "" if audit.exact else " (intervals from the withheld cells' neighbourhood: a large system)"
-        print(f"{audit.cells.shape[0]:,} withheld cell(s) audited{note}; {flag}")
+        scope = "" if audit.exact else " (intervals from the withheld cells' neighbourhood: a large system)"
+        print(f"{audit.cells.shape[0]:,} withheld cell(s) audited{scope}; {flag}")
     return 0 if audit.passed else 1
