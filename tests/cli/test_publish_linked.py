@@ -62,3 +62,23 @@ def test_linked_options_refused_where_they_do_not_apply(tmp_path, capsys, extra,
     args = ["publish", str(data), *COMMON, "--table", "counts:region*activity", "--output", str(tmp_path / "o"), *extra]
     assert main(args) == 2
     assert message in capsys.readouterr().err
+
+
+def test_linked_tables_by_the_optimal_method_pass_the_joint_audit(tmp_path):
+    # the optimal method protects each measure's system (earlier release included) and the pattern is made one across
+    # measures, as with the Gaussian elimination: the joint audit passes and both tables withhold the same cells
+    data = tmp_path / "records.csv"
+    _records().to_csv(data, index=False)
+    old = tmp_path / "old.csv"
+    assert main(["publish", str(data), *COMMON, "--formula", "region*size", "--output", str(old)]) == 0
+    out = tmp_path / "linked"
+    assert main(["publish", str(data), *COMMON, "--secondary", "optimal", "--table", "counts:region*activity",
+                 "--table", "turnover:region*activity:turnover", "--earlier", str(old), "--output", str(out)]) == 0
+    counts = pd.read_csv(out / "counts.csv", keep_default_na=False)
+    turnover = pd.read_csv(out / "turnover.csv", keep_default_na=False)
+    assert ((counts["count"] == "") == (turnover["turnover"] == "")).all()
+    totals = counts[(counts.activity == "Total") & (counts["size"] == "Total")].set_index("region")
+    assert totals.loc["y", "count"] == "" and totals.loc["z", "count"] == ""  # what the earlier release withheld
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["details"]["joint_audit"] == "passed"
+    assert manifest["mechanism"]["parameters"]["secondary"] == "optimal"
