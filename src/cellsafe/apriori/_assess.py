@@ -6,17 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from .._frames import tau_dict, within_dict
+from .._frames import MetricGrid, pd, tau_dict, within_dict
 from .._results import Result
 from .._validation import check_integer, check_real
 from ..exceptions import InvalidArgumentError
 from ..mechanisms import CellwiseMechanism, mechanism_record
-from ._risk import _tau_frame
+from ._risk import _tau_grid
 from ._rows import TAIL_TOL, _moments
 from ._sizes import DEFAULT_K, DEFAULT_P, _check_counts, _check_mechanism, _check_percentages, cell_sizes
-from ._utility import ExpectedHellinger, SquaredError, TotalDistribution, _hellinger, _squared_error, _total, _within
+from ._utility import ExpectedHellinger, SquaredError, TotalDistribution, _hellinger, _squared_error, _total, _within_grid
 
 
 @dataclass(frozen=True)
@@ -30,13 +29,13 @@ class Assessment(Result):
     n_cells, total : float
         Non-structural cells and original grand total.
     tau : pandas.DataFrame
-        tau1..tau4 by k (see :func:`tau`).
+        tau1..tau4 by k (see :func:`tau`); built on first use (JSON and text need no pandas).
     squared_error : SquaredError
     total_distribution : TotalDistribution
     hellinger : ExpectedHellinger or None
         None when not requested.
     within : pandas.DataFrame
-        Expected share within p% (see :func:`expected_within`).
+        Expected share within p% (see :func:`expected_within`); built on first use.
     d : tuple of float
         Distances d for P(|n_syn - n| < d).
     spec : str or None
@@ -48,14 +47,24 @@ class Assessment(Result):
     mechanism: str
     n_cells: float
     total: float
-    tau: pd.DataFrame = field(repr=False)
+    tau_grid: MetricGrid = field(repr=False)
     squared_error: SquaredError
     total_distribution: TotalDistribution
     hellinger: ExpectedHellinger | None
-    within: pd.DataFrame = field(repr=False)
+    within_grid: MetricGrid = field(repr=False)
     d: tuple[float, ...] = ()
     spec: str | None = None
     ptable_sha256: str | None = None
+
+    @property
+    def tau(self) -> pd.DataFrame:
+        """tau1..tau4 by k (see :func:`tau`)."""
+        return self.tau_grid.frame()
+
+    @property
+    def within(self) -> pd.DataFrame:
+        """Expected share within p% by p, of all cells and of the non-zero ones (see :func:`expected_within`)."""
+        return self.within_grid.frame()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the keys of ``cellsafe assess --json``)."""
@@ -64,7 +73,7 @@ class Assessment(Result):
             "mechanism": self.mechanism,
             "spec": self.spec,
             "n_cells": int(self.n_cells) if float(self.n_cells).is_integer() else self.n_cells,
-            "tau": tau_dict(self.tau),
+            "tau": tau_dict(self.tau_grid),
             "expected_squared_error": self.squared_error.per_implicate,
             "expected_squared_error_mean_of_implicates": self.squared_error.mean_of_implicates,
             "m": self.squared_error.m,
@@ -76,7 +85,7 @@ class Assessment(Result):
                 "sd": tot.sd,
                 "prob_within": {_num_key(d): tot.prob_within(d) for d in self.d},
             },
-            "within_p": within_dict(self.within),
+            "within_p": within_dict(self.within_grid),
         }
         if self.hellinger is not None:
             out["expected_hellinger_distance"] = self.hellinger.distance
@@ -98,7 +107,7 @@ class Assessment(Result):
             f"A priori assessment of {self.mechanism}",
             f"cells {self.n_cells:,.0f}, original total {self.total:,.0f}",
             "",
-            self.tau.to_string(float_format=lambda x: f"{x:.4f}"),
+            self.tau_grid.to_string(lambda x: f"{x:.4f}"),
             "",
             f"expected squared error  {self.squared_error.per_implicate:,.6g} per implicate, "
             f"{self.squared_error.mean_of_implicates:,.6g} for the mean of m = {self.squared_error.m}",
@@ -111,7 +120,7 @@ class Assessment(Result):
             lines.append(
                 f"Hellinger               distance {self.hellinger.distance:.6g}, utility {self.hellinger.utility:.6f}"
             )
-        lines += ["", "share within p% of the original", self.within.to_string(float_format=lambda x: f"{x:.4f}")]
+        lines += ["", "share within p% of the original", self.within_grid.to_string(lambda x: f"{x:.4f}")]
         return "\n".join(lines)
 
 
@@ -175,10 +184,10 @@ def assess(
         ptable_sha256=record.get("ptable_sha256"),
         n_cells=cs.n_cells,
         total=cs.total,
-        tau=_tau_frame(cs, mech, kk),
+        tau_grid=_tau_grid(cs, mech, kk),
         squared_error=_squared_error(cs, mech, m, moments),
         total_distribution=_total(cs, mech, moments),
         hellinger=_hellinger(cs, mech, tol, moments) if hellinger else None,
-        within=_within(cs, mech, pp),
+        within_grid=_within_grid(cs, mech, pp),
         d=tuple(float(x) for x in dd),
     )

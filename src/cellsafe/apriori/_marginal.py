@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import special
 
 from .._frames import pd
 from .._results import Result
@@ -41,6 +40,8 @@ _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 def _clipped_error(x: np.ndarray, var: np.ndarray | float) -> float:
     """sum over cells of E|max(x + Z, 0) - x|, Z ~ N(0, var)."""
+    from scipy import special  # imported here: cellsafe.apriori's other metrics need no scipy
+
     s = np.sqrt(np.broadcast_to(var, x.shape)).astype(np.float64)
     t = x / s
     phi = np.exp(-0.5 * t * t) / math.sqrt(2.0 * math.pi)

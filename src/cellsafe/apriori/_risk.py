@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from .._frames import MetricGrid, pd
 from .._validation import check_integer
 from ..mechanisms import CellwiseMechanism
 from ._sizes import DEFAULT_K, CellSizes, _check_counts, _check_mechanism, cell_sizes
@@ -52,6 +52,10 @@ def tau(table_or_cell_sizes: Any, mechanism: CellwiseMechanism, k: Any = DEFAULT
 
 
 def _tau_frame(cs: CellSizes, mech: CellwiseMechanism, kk: np.ndarray) -> pd.DataFrame:
+    return _tau_grid(cs, mech, kk).frame()
+
+
+def _tau_grid(cs: CellSizes, mech: CellwiseMechanism, kk: np.ndarray) -> MetricGrid:
     n = cs.n_cells
     p = np.asarray(mech.transition_pmf(kk[:, None], cs.values[None, :]), dtype=np.float64)
     tau1 = p @ cs.cells / n
@@ -59,9 +63,7 @@ def _tau_frame(cs: CellSizes, mech: CellwiseMechanism, kk: np.ndarray) -> pd.Dat
     tau3 = np.asarray(mech.transition_pmf(kk, kk), dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         tau4 = np.where(tau1 > 0, np.minimum(tau3 * tau2 / tau1, 1.0), np.nan)
-    return pd.DataFrame(
-        {"tau1": tau1, "tau2": tau2, "tau3": tau3, "tau4": tau4}, index=pd.Index(kk, name="k")
-    )
+    return MetricGrid("k", kk, ("tau1", "tau2", "tau3", "tau4"), np.column_stack([tau1, tau2, tau3, tau4]))
 
 
 def transition_table(mechanism: CellwiseMechanism, j: Any = (1, 5, 10, 20), k_max: int | None = None) -> pd.DataFrame:

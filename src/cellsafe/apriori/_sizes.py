@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from .._frames import is_pandas
 from ..exceptions import DataError, InvalidArgumentError
 from ..mechanisms import CellwiseMechanism
 from ..table import CountTable
@@ -86,19 +86,22 @@ def cell_sizes(table_or_cell_sizes: Any) -> CellSizes:
                 "a priori metrics need a table of integer counts; this table has fractional counts "
                 "(a fitted table?). Round it or use the original frequency table."
             )
-        obj = obj.cell_sizes()
-    if isinstance(obj, Mapping):
-        obj = pd.Series(dict(obj), dtype=float)
-    if not isinstance(obj, pd.Series):
-        raise InvalidArgumentError(
-            "Expected a CountTable or a cell-size distribution (a pandas Series or dict mapping count -> number "
-            f"of cells). Got {type(obj).__name__} instead."
-        )
-    try:
-        values = np.asarray(obj.index, dtype=np.float64)
-        cells = np.asarray(obj.to_numpy(), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError("a cell-size distribution must map numeric counts to numbers of cells.") from None
+        values, cells = _table_cell_sizes(obj)
+    else:
+        if isinstance(obj, Mapping):
+            index, numbers = list(obj), list(obj.values())
+        elif is_pandas(obj, "Series"):
+            index, numbers = obj.index, obj.to_numpy()
+        else:
+            raise InvalidArgumentError(
+                "Expected a CountTable or a cell-size distribution (a pandas Series or dict mapping count -> number "
+                f"of cells). Got {type(obj).__name__} instead."
+            )
+        try:
+            values = np.asarray(index, dtype=np.float64)
+            cells = np.asarray(numbers, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InvalidArgumentError("a cell-size distribution must map numeric counts to numbers of cells.") from None
     bad = ~np.isfinite(values) | (values < 0) | (values != np.round(values))
     if bad.any():
         raise DataError(
@@ -117,6 +120,22 @@ def cell_sizes(table_or_cell_sizes: Any) -> CellSizes:
     if not keep.any():
         raise DataError("cell-size distribution has no cells; a priori metrics need at least one cell.")
     return CellSizes(values=uniq[keep], cells=w[keep])
+
+
+def _table_cell_sizes(table: CountTable) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of a table's non-structural cells and how many cells hold each (as CountTable.cell_sizes(),
+    without building its pandas Series)."""
+    counts = np.asarray(table.counts)
+    if counts.size and counts.min() >= 0 and counts.max() <= 4 * counts.size + 4096:
+        freq = np.bincount(counts)
+        values = np.flatnonzero(freq)
+        freq = freq[values]
+    else:
+        values, freq = np.unique(counts, return_counts=True)
+    zeros = table.n_random_zeros
+    if zeros > 0:
+        values, freq = np.r_[0, values], np.r_[zeros, freq]
+    return values.astype(np.float64), freq.astype(np.float64)
 
 
 def _check_mechanism(mechanism: Any, owner: str) -> CellwiseMechanism:

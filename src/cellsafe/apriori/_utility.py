@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
-from scipy import special
 
+from .._frames import MetricGrid, pd
 from .._results import Result
 from .._validation import check_integer, check_real
 from ..exceptions import InvalidArgumentError
@@ -20,6 +19,12 @@ from ._sizes import DEFAULT_P, CellSizes, _check_mechanism, _check_percentages, 
 
 # Windows of 'within p%' summed term by term up to this many counts in all (else by sf).
 _WINDOW_TERMS = 4_000_000
+
+
+def _expit_neg(x: float) -> float:
+    """1 / (1 + exp(x)) for x >= 0: scipy.special.expit(-x) to the bit (the same division of the same exp), 0
+    where exp(x) overflows."""
+    return 0.0 if x > 709.0 else 1.0 / (1.0 + math.exp(x))
 
 
 # ---------------------------------------------------------------------- squared error and total
@@ -57,7 +62,7 @@ class SquaredError(Result):
 
     def utility(self) -> float:
         """1 - invlogit(MSE per cell), 000 Figure 7 (1 = no error)."""
-        return float(special.expit(-self.mse))
+        return _expit_neg(self.mse)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +143,8 @@ class TotalDistribution(Result):
         if self.sd == 0:
             out = (np.abs(b) < d).astype(np.float64)
         else:
+            from scipy import special  # imported here: only this normal approximation needs scipy in this module
+
             out = special.ndtr((d - b) / self.sd) - special.ndtr((-d - b) / self.sd)
         return float(out) if out.ndim == 0 else out
 
@@ -304,6 +311,10 @@ def expected_within(table_or_cell_sizes: Any, mechanism: CellwiseMechanism, p: A
 
 
 def _within(cs: CellSizes, mech: CellwiseMechanism, pp: np.ndarray) -> pd.DataFrame:
+    return _within_grid(cs, mech, pp).frame()
+
+
+def _within_grid(cs: CellSizes, mech: CellwiseMechanism, pp: np.ndarray) -> MetricGrid:
     j = cs.values
     nz = j > 0
     n_nz = float(cs.cells[nz].sum())
@@ -313,7 +324,7 @@ def _within(cs: CellSizes, mech: CellwiseMechanism, pp: np.ndarray) -> pd.DataFr
         prob = np.clip(_window_mass(mech, j, lo, hi), 0.0, 1.0)
         rows_all.append(float(prob @ cs.cells) / cs.n_cells)
         rows_nz.append(float(prob[nz] @ cs.cells[nz]) / n_nz if n_nz > 0 else math.nan)
-    return pd.DataFrame({"all": rows_all, "nonzero": rows_nz}, index=pd.Index(pp, name="p"))
+    return MetricGrid("p", pp, ("all", "nonzero"), np.column_stack([rows_all, rows_nz]))
 
 
 def _window_mass(mech: CellwiseMechanism, j: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

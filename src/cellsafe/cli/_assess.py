@@ -57,6 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .._blas import one_blas_thread_from_start
+
+    one_blas_thread_from_start()  # sums over a few thousand distinct counts: no product worth BLAS threads
     from .. import apriori
 
     mech = mechanism_from_args(args)
