@@ -82,3 +82,34 @@ def test_linked_tables_by_the_optimal_method_pass_the_joint_audit(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["details"]["joint_audit"] == "passed"
     assert manifest["mechanism"]["parameters"]["secondary"] == "optimal"
+
+
+def test_audit_reads_a_linked_folder_and_earlier_releases_together(tmp_path, capsys):
+    # what a panel runs after the fact: the files, the records and the rules (from the manifests); tables published
+    # one at a time each pass alone and fail together, as the reader of both recovers (z, p) = 2
+    data = tmp_path / "records.csv"
+    _records().to_csv(data, index=False)
+    variables = ["--variables", ",".join(NAMES)]
+    old = tmp_path / "old.csv"
+    assert main(["publish", str(data), *COMMON, "--formula", "region*size", "--output", str(old)]) == 0
+    out = tmp_path / "linked"
+    assert main(["publish", str(data), *COMMON, "--table", "counts:region*activity",
+                 "--table", "turnover:region*activity:turnover", "--earlier", str(old), "--output", str(out)]) == 0
+    capsys.readouterr()
+    intervals = tmp_path / "intervals.csv"
+    assert main(["audit", str(out), str(data), *variables, "--earlier", str(old), "--output", str(intervals)]) == 0
+    assert "3 release(s) audited together" in capsys.readouterr().out
+    assert set(pd.read_csv(intervals)["measure"]) == {"count", "turnover"}
+    alone = tmp_path / "alone.csv"
+    assert main(["publish", str(data), *COMMON, "--formula", "region*activity", "--output", str(alone)]) == 0
+    assert main(["audit", str(alone), str(data), *variables, "--formula", "region*activity"]) == 0
+    capsys.readouterr()
+    assert main(["audit", str(alone), str(data), *variables, "--earlier", str(old)]) == 1
+    assert "FAILED: count: " in capsys.readouterr().out
+    # what a joint audit cannot take
+    assert main(["audit", str(tmp_path), str(data), *variables]) == 2
+    assert "without the manifest of a linked release" in capsys.readouterr().err
+    assert main(["audit", str(out), str(data), *variables, "--formula", "region*activity"]) == 2
+    assert "drop --formula" in capsys.readouterr().err
+    assert main(["audit", str(alone), str(data), *variables]) == 2
+    assert "audit needs --formula F" in capsys.readouterr().err

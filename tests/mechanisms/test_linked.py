@@ -177,3 +177,50 @@ def test_read_earlier_release_checks_the_manifest(tmp_path):
     path.write_text(path.read_text().replace("Total", "Total", 1) + "\n")
     with pytest.raises(DataError, match="sha256"):
         read_earlier_release(path)
+
+
+def _as_earlier(rel, measure, formula, name):
+    """A release as its file would be read back (EarlierRelease: the cells, NaN where withheld)."""
+    frame = rel.publication.cells()[list(NAMES)].copy()
+    frame[measure] = rel.released
+    return EarlierRelease(frame, formula, value=None if measure == "count" else measure, name=name)
+
+
+def test_the_files_read_back_pass_or_fail_the_joint_audit_as_the_linked_release_does():
+    # audit_releases sees only the files, the records and the rules: the linked release passes, the tables protected
+    # one by one fail (the reader of all of them recovers (z, p) = 2), as audit_linked says
+    from cellsafe.metrics import audit_releases
+
+    records = _records()
+    old, earlier = _earlier(records)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        linked = protect_linked(CellSuppression("region", rules=RULES), records, TABLES, variables=list(NAMES),
+                                earlier=[earlier])
+        table = CountTable.from_microdata(records, list(NAMES))
+        [alone] = CellSuppression("region*activity", rules=RULES).sample(table)
+        turnover = CellSuppression("region*activity", rules=RULES).suppress_magnitude(
+            records, variables=list(NAMES), value="turnover")
+    files = [earlier, _as_earlier(linked.tables["counts"], "count", "region*activity", "counts"),
+             _as_earlier(linked.tables["turnover"], "turnover", "region*activity", "turnover")]
+    joint = audit_releases(files, records, rules=RULES, variables=list(NAMES))
+    assert joint.passed, joint.problems()
+    expected = audit_linked(linked)
+    for m in ("count", "turnover"):
+        got, want = joint.audits[m].to_frame(), expected.audits[m].to_frame()
+        assert len(got) == len(want)
+        np.testing.assert_allclose(np.sort(got["lower"]), np.sort(want["lower"]))
+        np.testing.assert_allclose(np.sort(got["upper"]), np.sort(want["upper"]))
+    apart = [earlier, _as_earlier(alone, "count", "region*activity", "counts"),
+             _as_earlier(turnover, "turnover", "region*activity", "turnover")]
+    one_by_one = audit_releases(apart, records, rules=RULES, variables=list(NAMES))
+    assert not one_by_one.passed
+    cells = one_by_one.audits["count"].to_frame().set_index(list(NAMES))
+    zp = cells.loc[("z", "Total", "p")]
+    assert zp["lower"] == pytest.approx(2) and zp["upper"] == pytest.approx(2)  # the attacker's (z, p) = 2 exactly
+    # a file whose shown value is not the records' is refused, not audited
+    bad = files[1].frame.copy()
+    bad.loc[bad["count"].notna().idxmax(), "count"] += 1
+    with pytest.raises(DataError, match="same records"):
+        audit_releases([earlier, EarlierRelease(bad, "region*activity", name="counts")], records, rules=RULES,
+                       variables=list(NAMES))

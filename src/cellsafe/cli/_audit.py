@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 from ..exceptions import DataError, InvalidArgumentError
 from ._common import add_allow_long_option, EXAMPLES_FORMATTER, add_input_options, add_output_options, load_table, note, outputs_from_args, parse_list, print_json
@@ -17,6 +19,8 @@ examples:
   # a magnitude table: the rules say which cells are sensitive and how wide their intervals must be
   cellsafe audit turnover.csv firms.parquet --variables nace,region --formula "nace*region" \\
       --value turnover --contributor firm_id --rule 'p%=15' --rule 'freq<=2'
+  # linked tables (the folder publish --table wrote) and the release published before them, read back together
+  cellsafe audit linked firms.parquet --variables nace,region,size --contributor firm_id --earlier last/regions.csv
 
 Reads the published cells (empty count = withheld), rebuilds the publication from the original data, and computes
 what a reader of the whole file can: every withheld cell's interval over non-negative inner cells (HiGHS, one model
@@ -26,6 +30,9 @@ above T; p%: (p/100) x1 - (total - x1 - x2) and (n, k): (100/k) times the n larg
 side at most down to 0).  Fails (exit status 1) when a withheld cell misses that or is computable exactly, a sum of
 withheld primaries is derivable within the rule, a contributor alone in a withheld cell (the record of a count of 1)
 narrows another's primary, a cell the file marks withheld shows its value, or a sensitive cell is published.
+With --earlier FILE, or a linked release's folder as PUBLISHED, the files are audited as one system (each file's
+formula, value and listing from its manifest, the files checked by their sha256): a cell any of them shows is
+published, and what one file withholds must stay protected against all of them.
 Without rules (no --rule, no --required, and no manifest listing the file, as for another tool's output) the audit is
 refused (exit status 2): it could only say whether a cell is exact.  A file changed since its manifest recorded it is
 audited as it is now, with a note.
@@ -44,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("published", metavar="PUBLISHED", help="the published cells (output of cellsafe publish)")
     p.add_argument("input", metavar="INPUT", help="the original data: microdata, or a frequency table with --count")
     add_input_options(p)
-    p.add_argument("--formula", required=True, metavar="F", help="the publication's formula")
+    p.add_argument("--formula", metavar="F", help="the publication's formula (a linked release's folder records its own)")
     p.add_argument("--hierarchy", action="append", default=[], metavar="VAR=FILE[:LEVELS]",
                    help="hierarchy of a variable, as for cellsafe publish (repeatable)")
     p.add_argument("--column", default=None, metavar="COL",
@@ -60,6 +67,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--rule", action="append", default=[], metavar="RULE",
                    help="primary rule whose protection the sensitive cells need: 'p%%=15', 'nk(1,85)', 'freq<=2' "
                    "(repeatable; default: the rules the release's manifest records)")
+    linked = p.add_argument_group("linked tables and earlier releases")
+    linked.add_argument("--earlier", action="append", default=[], metavar="FILE",
+                        help="a release published before from the same records (a cellsafe publish output, checked by its "
+                        "manifest's sha256), audited together with PUBLISHED (repeatable); PUBLISHED may also be the "
+                        "folder of a linked release (publish --table), whose tables are audited together")
     p.add_argument("--output", metavar="FILE", help="write the intervals (.csv, .parquet or .json) and its manifest")
     add_output_options(p)
     add_allow_long_option(p)
@@ -82,7 +94,63 @@ def run(args: argparse.Namespace) -> int:
     # PUBLISHED, INPUT and the hierarchy files are inputs: --output is checked (and locked) before any work
     with outputs_from_args(args) as outputs:
         target = outputs.file(args.output) if args.output else None
+        if args.earlier or Path(args.published).is_dir():
+            return _audit_together(args, outputs, target)
+        if not args.formula:
+            raise InvalidArgumentError("audit needs --formula F, the formula the release was published with.")
         return _audit(args, outputs, target)
+
+
+def _audit_together(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no-untyped-def]
+    """A linked release's folder and/or earlier releases: every file read back, one joint audit."""
+    import pandas as pd
+
+    from ..io import MANIFEST_NAME
+    from ..mechanisms import read_earlier_release
+    from ..metrics import audit_releases
+
+    if args.formula or args.count or args.column or args.listing:
+        raise InvalidArgumentError(
+            "a joint audit reads each file's formula, value and listing from its manifest: drop --formula, --count, "
+            "--column and --list (INPUT is the records)."
+        )
+    folder = Path(args.published)
+    if folder.is_dir():
+        manifest = folder / MANIFEST_NAME
+        try:
+            tables = (json.loads(manifest.read_text()).get("details") or {}).get("tables") or {}
+        except (OSError, ValueError):
+            tables = {}
+        if not tables:
+            raise InvalidArgumentError(
+                f"{args.published!r} is a folder without the manifest of a linked release (cellsafe publish --table): "
+                "give a published file, or the folder publish --table wrote."
+            )
+        paths = [folder / name for name in tables] + [Path(e) for e in args.earlier]
+    else:
+        paths = [folder] + [Path(e) for e in args.earlier]
+    releases = [read_earlier_release(p) for p in paths]
+    made = _made_with(str(paths[0]))
+    rules = args.rule or list(made.get("rules") or [])
+    if not rules and not args.required:
+        raise InvalidArgumentError(
+            f"the audit needs the rules {args.published!r} was protected by: give them with --rule (for example "
+            "--rule 'freq<=3'), or the protection every withheld cell needs with --required W."
+        )
+    audit = audit_releases(releases, args.input, rules=rules, variables=parse_list(args.variables),
+                           contributor=args.contributor, hierarchies=hierarchies_from_args(args) or None,
+                           protect_zeros=bool(made.get("protect_zeros", False)),
+                           min_width=float(made.get("min_width") or 0.0), required=args.required or None)
+    if target is not None:
+        frames = [a.to_frame().assign(measure=m) for m, a in audit.audits.items()]
+        outputs.write_frame(pd.concat(frames, ignore_index=True), target)
+    if args.json:
+        print_json(audit.to_dict())
+    else:
+        n = sum(a.cells.shape[0] for a in audit.audits.values())
+        flag = "FAILED: " + "; ".join(audit.problems()) if not audit.passed else "passed"
+        print(f"{len(releases)} release(s) audited together, {n:,} withheld cell(s); {flag}")
+    return 0 if audit.passed else 1
 
 
 def _audit(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no-untyped-def]

@@ -48,7 +48,8 @@ from ._listing import frame_magnitude, listed_publication
 from ._primary import Requirements, parse_rule
 from .suppression import CellSuppression
 
-__all__ = ["LinkedTable", "EarlierRelease", "LinkedRelease", "protect_linked", "read_earlier_release", "COUNT"]
+__all__ = ["LinkedTable", "EarlierRelease", "LinkedRelease", "protect_linked", "read_earlier_release", "COUNT",
+           "linked_system"]
 
 #: The measure of count tables (the number of records in a cell).
 COUNT = "count"
@@ -296,6 +297,14 @@ def protect_linked(
         tables=parts, systems=results, members={t.name: t.measure for t in tables},
         earlier_shown={m: s.forced.copy() for m, s in systems.items()}, rounds=rounds,
     )
+
+
+def linked_system(measure: str, mech: CellSuppression, data: Any, table: CountTable | None, releases: Sequence[EarlierRelease],
+                  variables: Sequence[str] | None, contributor: str | None, hierarchies: Any) -> "_System":
+    """One measure's system made of releases alone (no new table): its union publication (``pub``), the cells they show
+    (``forced``) and withhold (``hidden``), and for a magnitude measure its table (``mt``); what an audit of published
+    files reads."""
+    return _System(measure, mech, data, table, [], releases, variables, contributor, hierarchies)
 
 
 class _System:

@@ -5,7 +5,7 @@
 - specific utility (log-linear models): :func:`specific_utility`, :func:`ci_overlap`,
   :func:`compare_intervals` (same sign, significance, overlap), combining rules
   :func:`combine_fully_synthetic` and :func:`combine_partially_synthetic`
-- published tables (001): :func:`audit_suppression` (attacker's intervals of suppressed cells), :func:`audit_linked` (linked tables and earlier releases together), :func:`disclosure_probabilities`, :func:`disclosure_risk`, :func:`f_beta_risk`,
+- published tables (001): :func:`audit_suppression` (attacker's intervals of suppressed cells), :func:`audit_linked` (linked tables and earlier releases together), :func:`audit_releases` (published files read back, together), :func:`disclosure_probabilities`, :func:`disclosure_risk`, :func:`f_beta_risk`,
   and :func:`compare_published` (the fair comparison of protected publications)
 - records: the :mod:`cellsafe.metrics.microdata` subpackage
 """
@@ -19,7 +19,7 @@ from ._disclosure import (
     disclosure_risk,
     f_beta_risk,
 )
-from ._linked import LinkedAudit, audit_linked
+from ._linked import LinkedAudit, audit_linked, audit_releases
 from ._hellinger import hellinger_distance, hellinger_utility
 from ._overlap import CombinedEstimate, ci_overlap, combine_fully_synthetic, combine_partially_synthetic, compare_intervals
 from ._published import PublishedComparison, compare_published, release_publication
@@ -31,6 +31,7 @@ __all__ = [
     "audit_suppression",
     "LinkedAudit",
     "audit_linked",
+    "audit_releases",
     "CombinedEstimate",
     "DisclosureProbabilities",
     "DisclosureRisk",
