@@ -32,11 +32,12 @@ import pandas as pd
 from .._random import RNGLike, as_seed_sequence, block_bits, n_blocks
 from ..exceptions import DataError, InvalidArgumentError
 from ..io import FLOAT_KEY_BITS
-from ..mechanisms import CellKeyMethod, CellwiseMechanism, table_blocks
+from ..mechanisms import CellKeyMethod, CellwiseMechanism
 from ..published import DEFAULT_MAX_INNER, Publication
 from ..table import CountTable, TableDescription, Variable, encode_cells, strides, unravel
 from ._pairs import CellPairs, pair_counts
 from ._short_run import is_short_run
+from ._spark_kernels import COUNT, FLAT, KEY, decoder, partition_table, sampler
 from ._spark_marginals import SparkMarginals
 
 __all__ = [
@@ -53,7 +54,7 @@ __all__ = [
     "SparkMarginals",
 ]
 
-_FLAT, _COUNT, _KEY = "flat", "count", "key_sum"
+_FLAT, _COUNT, _KEY = FLAT, COUNT, KEY
 # Variables with at most this many categories are coded by a map literal in the plan, more by a broadcast join.
 _MAP_LITERAL = 1000
 
@@ -475,22 +476,6 @@ def _blocked(table: SparkTable, with_empty: bool, partitions: int | None) -> Any
     return cells.repartition(n, F.shiftright(F.col(_FLAT), bits))
 
 
-def _partition_table(batches: Iterator[Any], variables: tuple[Variable, ...], sz: np.ndarray) -> tuple[CountTable, np.ndarray] | None:
-    """The partition's cells as a CountTable over the full table's variables, and its block numbers."""
-    import pyarrow as pa
-
-    parts = list(batches)
-    if not parts:
-        return None
-    data = pa.Table.from_batches(parts)
-    flat = data.column(_FLAT).to_numpy().astype(np.int64)
-    cnt = data.column(_COUNT).to_numpy().astype(np.int64)
-    bits = block_bits(math.prod(v.size for v in variables))
-    present = np.unique(flat >> bits)
-    keep = cnt > 0
-    return CountTable(variables, flat[keep], cnt[keep], sz if sz.size else None), present
-
-
 def sample_cells(
     table: SparkTable, mechanism: CellwiseMechanism, implicate: int, rng: RNGLike, *, partitions: int | None = None
 ) -> Any:
@@ -501,6 +486,14 @@ def sample_cells(
     """
     from pyspark.sql import types as T
 
+    kernel, with_empty = _sampler(table, mechanism, implicate, rng)
+    schema = T.StructType([T.StructField(_FLAT, T.LongType()), T.StructField(_COUNT, T.LongType())])
+    return _blocked(table, with_empty, partitions).mapInArrow(kernel, schema)
+
+
+def _sampler(table: SparkTable, mechanism: CellwiseMechanism, implicate: int, rng: RNGLike) -> tuple[Any, bool]:
+    """The per-partition kernel drawing implicate ``implicate`` (batches of (flat, count), non-zero cells), and
+    whether the cells it reads need the empty blocks' markers."""
     if not isinstance(mechanism, CellwiseMechanism):
         raise InvalidArgumentError(f"the Spark engine samples cell-wise mechanisms. Got {type(mechanism).__name__}.")
     from ..mechanisms import DPMechanism
@@ -515,28 +508,8 @@ def sample_cells(
     entropy, spawn_key = _seed_parts(rng)
     n_random_zeros = table.n_cells - int(table.structural_zeros.size)  # an upper bound suffices for the test below
     with_empty = mechanism.zero_release_probability() > 0 and n_random_zeros > 0
-    variables, sz, i = table.variables, table.structural_zeros, int(implicate)
-
-    def kernel(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        got = _partition_table(batches, variables, sz)
-        if got is None:
-            return
-        local, present = got
-        root = np.random.SeedSequence(entropy, spawn_key=spawn_key)
-        wanted = set(present.tolist())
-        for block in table_blocks(local, with_empty=with_empty):
-            if block.number not in wanted:
-                continue
-            idx, cnt = mechanism.sample_block(block, root, i)
-            if idx.size:
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array(np.asarray(idx, dtype=np.int64)), pa.array(np.asarray(cnt, dtype=np.int64))], names=[_FLAT, _COUNT]
-                )
-
-    schema = T.StructType([T.StructField(_FLAT, T.LongType()), T.StructField(_COUNT, T.LongType())])
-    return _blocked(table, with_empty, partitions).mapInArrow(kernel, schema)
+    kernel = sampler(mechanism, int(implicate), entropy, spawn_key, table.variables, table.structural_zeros, with_empty)
+    return kernel, with_empty
 
 
 def _label_schema(table: SparkTable, value_type: Any) -> Any:
@@ -548,25 +521,18 @@ def _label_schema(table: SparkTable, value_type: Any) -> Any:
 
 def to_frame(table: SparkTable, cells: Any) -> Any:
     """Cells (flat, count) as the local engine's long format: one column per variable and ``count``."""
+    decode, schema = _decoder(table)
+    return cells.select(_FLAT, _COUNT).mapInArrow(lambda batches: map(decode, batches), schema)
+
+
+def _decoder(table: SparkTable) -> tuple[Any, Any]:
+    """A function turning a batch of (flat, count) into the variables' labels and ``count``, and its schema."""
     from pyspark.sql import types as T
     from pyspark.sql.pandas.types import to_arrow_type
 
     schema = _label_schema(table, T.LongType())
     arrow_types = [to_arrow_type(f.dataType) for f in schema.fields[:-1]]
-    shape = table.shape
-    labels = [table.labels[n][0] for n in table.names]
-    names = table.names
-
-    def decode(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        lookup = [pa.array(lab, type=t) for lab, t in zip(labels, arrow_types)]
-        for b in batches:
-            codes = unravel(b.column(0).to_numpy().astype(np.int64), shape)
-            cols = [lookup[j].take(pa.array(codes[:, j])) for j in range(len(shape))]
-            yield pa.RecordBatch.from_arrays(cols + [b.column(1)], names=names + [_COUNT])
-
-    return cells.select(_FLAT, _COUNT).mapInArrow(decode, schema)
+    return decoder([table.labels[n][0] for n in table.names], arrow_types, table.shape, table.names), schema
 
 
 def synthesize(
@@ -587,10 +553,15 @@ def synthesize(
         raise InvalidArgumentError(f"The 'm' parameter must be a positive integer. Got {m!r}.")
     root = as_seed_sequence(rng)  # one root for every implicate, fixed before any is drawn
     out = Path(output)
+    decode, schema = _decoder(table)
     paths = []
     for i in range(int(m)):
         path = str(out / f"synthetic_{i + 1}.parquet")
-        to_frame(table, sample_cells(table, mechanism, i, root, partitions=partitions)).write.mode("overwrite").parquet(path)
+        # one pass through Python per partition: the draws and their labels in the same task
+        kernel, with_empty = _sampler(table, mechanism, i, root)
+        released = _blocked(table, with_empty, partitions).mapInArrow(
+            lambda batches, kernel=kernel: map(decode, kernel(batches)), schema)
+        released.write.mode("overwrite").parquet(path)
         paths.append(path)
     return paths
 
@@ -606,7 +577,7 @@ def _with_generated_keys(table: SparkTable, ckm: CellKeyMethod, rng: RNGLike, pa
     def kernel(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        got = _partition_table(batches, variables, sz)
+        got = partition_table(batches, variables, sz)
         if got is None:
             return
         local, _ = got
