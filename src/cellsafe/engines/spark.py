@@ -462,7 +462,9 @@ def _blocked(table: SparkTable, with_empty: bool, partitions: int | None) -> Any
     """The cells repartitioned by block number, so each partition holds whole blocks.
 
     With ``with_empty``, a marker row (count 0) for every block makes blocks without non-zero cells
-    reach a partition too (their random zeros may be released as positive).
+    reach a partition too (their random zeros may be released as positive).  Without ``partitions``, one
+    partition per core but never more than there are blocks: a partition without a block would still start a
+    Python worker that has nothing to draw (a table of fewer than 2^20 cells is one block).
     """
     F = _pyspark()
     bits = block_bits(table.n_cells)
@@ -472,7 +474,7 @@ def _blocked(table: SparkTable, with_empty: bool, partitions: int | None) -> Any
             F.shiftleft(F.col("id"), bits).cast("long").alias(_FLAT), F.lit(0).cast("long").alias(_COUNT)
         )
         cells = cells.unionByName(markers)
-    n = int(partitions) if partitions else table.spark.sparkContext.defaultParallelism
+    n = int(partitions) if partitions else min(table.spark.sparkContext.defaultParallelism, n_blocks(table.n_cells))
     return cells.repartition(n, F.shiftright(F.col(_FLAT), bits))
 
 
