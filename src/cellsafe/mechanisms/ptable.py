@@ -201,7 +201,8 @@ class PTable(GeneratedTable):
             raise DataError(f"ptable row i={bad[0]} sums to {sums[bad[0]]:.8g}, not 1.")
         if P[0, 0] < 1.0 - 1e-9:
             raise DataError("ptable row 0 must map an empty cell to 0 with probability 1.")
-        P = P / sums[:, None]
+        if not np.all(sums == 1.0):  # rows of multiples of 1/256 (ONS) already sum to exactly 1
+            P = P / sums[:, None]
         self._P = P
         self._P.setflags(write=False)
         ncat = P.shape[0] - 1
@@ -221,12 +222,6 @@ class PTable(GeneratedTable):
         else:
             K = None
         self._K = K
-        cum = np.cumsum(P, axis=1)
-        cum[:, -1] = 1.0
-        self._cum = cum
-        self._sf = np.concatenate([np.cumsum(P[:, ::-1], axis=1)[:, ::-1], np.zeros((P.shape[0], 1))], axis=1)
-        self._cum.setflags(write=False)
-        self._sf.setflags(write=False)
         self._generation = dict(params or {})
         self._frozen = True
 
@@ -249,6 +244,23 @@ class PTable(GeneratedTable):
         return self._cycle == o._cycle and same_keys and np.array_equal(self._P, o._P)
 
     __hash__ = None  # type: ignore[assignment]
+
+    # The rows' cumulative and tail sums, computed when first needed (uniform keys, the transition's sf): a
+    # publication with the ONS table's integer keys uses neither, and the two passes over a 751 x 751 table
+    # were most of reading it.
+    @functools.cached_property
+    def _cum(self) -> np.ndarray:
+        cum = np.cumsum(self._P, axis=1)
+        cum[:, -1] = 1.0
+        cum.setflags(write=False)
+        return cum
+
+    @functools.cached_property
+    def _sf(self) -> np.ndarray:
+        P = self._P
+        sf = np.concatenate([np.cumsum(P[:, ::-1], axis=1)[:, ::-1], np.zeros((P.shape[0], 1))], axis=1)
+        sf.setflags(write=False)
+        return sf
 
     @functools.cached_property
     def sha256(self) -> str:
@@ -390,10 +402,11 @@ class PTable(GeneratedTable):
         rel = np.arange(ncat + 1)[:, None] + K
         if rel.min() < 0:
             raise DataError("ONS ptable: a pvalue would release a negative count.")
-        P = np.zeros((ncat + 1, int(rel.max()) + 1))
-        rows = np.repeat(np.arange(ncat + 1), n_keys)
-        np.add.at(P, (rows, rel.reshape(-1)), 1.0 / n_keys)
-        return cls(P, key_noise=K, cycle=min(250, ncat), params={"layout": "ons", "n_keys": n_keys})
+        width = int(rel.max()) + 1
+        # each key adds 1 / n_keys to the column it releases, in row order (the sums of np.add.at, by bincount)
+        flat = (np.arange(ncat + 1)[:, None] * width + rel).reshape(-1)
+        P = np.bincount(flat, weights=np.full(flat.size, 1.0 / n_keys), minlength=(ncat + 1) * width)
+        return cls(P.reshape(ncat + 1, width), key_noise=K, cycle=min(250, ncat), params={"layout": "ons", "n_keys": n_keys})
 
     def to_frame(self, layout: str = "sdc", n_keys: int = 256) -> pd.DataFrame:
         """The table as a frame in the sdcTools or the ONS layout.
