@@ -145,3 +145,22 @@ def test_values_first_seen_in_later_row_groups(tmp_path):
     path = tmp_path / "g.parquet"
     pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path, row_group_size=1000)
     assert _coded(path, ["a", "b"], "k", None) == _duckdb(path, ["a", "b"], "k", None)
+
+
+def test_running_sums_over_row_groups_of_the_same_cells(tmp_path):
+    """Row groups with the same categories add into one set of running sums; a category first seen in the last
+    group closes them and starts another: counts, count column and key sums as DuckDB's."""
+    rng = np.random.default_rng(5)
+    n = 4000
+    df = pd.DataFrame({
+        "a": np.where(np.arange(n) < 3000, rng.integers(0, 7, n), rng.integers(0, 9, n)),
+        "b": rng.choice(["p", "q", "r"], n),
+        "ikey": rng.integers(0, 256, n),
+    })
+    path = tmp_path / "s.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path, row_group_size=500)
+    assert pq.ParquetFile(path).num_row_groups == 8
+    assert _coded(path, ["a", "b"], "ikey", 256) == _duckdb(path, ["a", "b"], "ikey", 256)
+    stable = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(df.iloc[:3000], preserve_index=False), stable, row_group_size=500)
+    assert _coded(stable, ["a", "b"], "ikey", 256) == _duckdb(stable, ["a", "b"], "ikey", 256)

@@ -224,6 +224,9 @@ class _Crossing:
         self.rows: list[np.ndarray] = []
         self.counts: list[np.ndarray] = []
         self.sums: list[list[np.ndarray]] = []
+        # the running sums over consecutive batches with the same dictionary sizes, one slot per cell:
+        # (sizes, records, counts or None when they are the records, key sums)
+        self.running: tuple[list[int], np.ndarray, np.ndarray | None, list[np.ndarray]] | None = None
         self.limit = max(_MAX_DENSE, 2 * n_records)
         self.seen = 0
 
@@ -273,11 +276,33 @@ class _Crossing:
         del step
         del parts
         present = np.bincount(flat, minlength=n_cells)
+        counts = None if weights is None else np.bincount(flat, weights=weights, minlength=n_cells)
+        sums = [np.bincount(flat, weights=w, minlength=n_cells) for w in key_weights]
+        del flat
+        if self.running is not None and self.running[0] == sizes and (counts is None) == (self.running[2] is None):
+            # the same cells as the batches before: add to their running sums (the float sums of whole numbers
+            # below 2^53 are exact, as the final merge's would be)
+            _, run_present, run_counts, run_sums = self.running
+            run_present += present
+            if run_counts is not None:
+                run_counts += counts
+            for total, part in zip(run_sums, sums):
+                total += part
+        else:
+            self._close_running()
+            self.running = (sizes, present, counts, sums)
+        return True
+
+    def _close_running(self) -> None:
+        """Keep the running sums' non-empty cells (their codes by variable) and start no new ones."""
+        if self.running is None:
+            return
+        sizes, present, counts, sums = self.running
+        self.running = None
         nz = np.flatnonzero(present)
         self.rows.append(present[nz])
-        self.counts.append(present[nz] if weights is None
-                           else np.bincount(flat, weights=weights, minlength=n_cells)[nz])
-        self.sums.append([np.bincount(flat, weights=w, minlength=n_cells)[nz] for w in key_weights])
+        self.counts.append(present[nz] if counts is None else counts[nz])
+        self.sums.append([s[nz] for s in sums])
         self.last = (nz, sizes)
         rest = nz
         digits: list[np.ndarray] = []  # each variable's code of the non-empty cells, last variable first
@@ -287,9 +312,9 @@ class _Crossing:
         digits.append(rest)
         for j, code in enumerate(digits[::-1]):
             self.cells[j].append(code)
-        return True
 
     def result(self, n_keys: int | None, integer: bool | None) -> "CodedCells | None":
+        self._close_running()
         if not self.rows:
             return None
         sizes = [d.size for d in self.dictionaries]
