@@ -47,26 +47,28 @@ def test_measured_marginals_from_the_noise_scale():
     acc = marginal_error(table, synth)
     m = acc.measurements
     assert len(m) == 4 + 3  # four one-way marginals and the three pairs of a spanning tree
-    assert m["rho"].sum() == pytest.approx(synth.rho * 2 / 3, rel=1e-6)  # the other third selects the pairs
+    assert m["rho"].sum() == pytest.approx(synth.rho * 0.9, rel=1e-6)  # the other 10% selects the pairs
     one = m[m["marginal"].map(len) == 1]
-    sigma1 = math.sqrt(4 / (2 * synth.rho / 3))
+    sigma1 = math.sqrt(4 / (2 * synth.rho * 0.2))
     assert np.allclose(one["sigma"], sigma1, rtol=1e-9)
     # raw error: n_cells E|Z| / (2N), E|Z| = sigma sqrt(2/pi)
     assert np.allclose(one["tv_raw"], one["cells"] * sigma1 * math.sqrt(2 / math.pi) / (2 * table.total), rtol=1e-9)
-    assert np.all(m["tv"] <= m["tv_raw"])
+    assert np.all(m["tv"] <= m["tv_raw"] * (1 + 1e-12))  # equal, to rounding, where no count is near 0
     assert acc.released.loc[acc.released.k == 1, "structure"].iloc[0] == pytest.approx(0.0, abs=1e-8)
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 2.0])
 def test_mst_prediction_against_releases(epsilon):
-    """Measured marginals (k <= 2 here) within 35% of the releases' mean error; three-way ones, whose noise part
-    adds the parts of the cliques joining them, bound it from above within a factor of two."""
+    """Measured marginals (k <= 2 here) within 45% of the releases' mean error; three-way ones, whose noise part
+    adds the parts of the cliques joining them, bound it from above within a factor of two.  The a priori noise
+    part is the noisy measurement's own error, and the fit, which pools the one-way marginals with the pairs,
+    removes some of it: at epsilon 0.3 on this small table the prediction is 30-40% above the releases'."""
     table = _table()
     synth = cellsafe.MarginalSynthesizer(epsilon, relation="add-remove")
     acc = marginal_error(table, synth)
     for k in (1, 2):
         emp = _empirical(table, synth, k, seeds=6)
-        assert acc.tv(k) == pytest.approx(emp, rel=0.35, abs=0.003), (k, acc.tv(k), emp)
+        assert acc.tv(k) == pytest.approx(emp, rel=0.45, abs=0.003), (k, acc.tv(k), emp)
     emp = _empirical(table, synth, 3, seeds=6)
     assert 0.9 * emp - 0.003 <= acc.tv(3) <= 2.0 * emp + 0.003, (acc.tv(3), emp)
 
