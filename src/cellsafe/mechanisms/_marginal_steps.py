@@ -133,6 +133,25 @@ class Compression:
             out = np.moveaxis(merged, 0, axis)
         return out
 
+    def shares(self, a: int) -> np.ndarray:
+        """Attribute ``a``'s merged categories: the share of the merged cell each gets back (what :meth:`expand` draws by)."""
+        rare = np.flatnonzero(~self.kept[a])
+        w = np.maximum(self.weights[a][rare], 0.0) if self.weights is not None else np.zeros(rare.size)
+        return w / w.sum() if w.sum() > 0 else np.full(rare.size, 1.0 / rare.size)
+
+    def spread(self, x: np.ndarray, attrs: Sequence[int]) -> np.ndarray:
+        """A marginal on the merged codes back onto the original ones: each merged cell's count shared among
+        its categories as :meth:`expand` draws them (the expected counts of the records drawn back)."""
+        out = x
+        for axis, a in enumerate(attrs):
+            if self.kept[a].all():
+                continue
+            w = np.zeros((self.new_sizes[a], self.sizes[a]))
+            w[self.maps[a][self.kept[a]], np.flatnonzero(self.kept[a])] = 1.0
+            w[-1, np.flatnonzero(~self.kept[a])] = self.shares(a)
+            out = np.moveaxis(np.tensordot(out, w, axes=([axis], [0])), -1, axis)
+        return out
+
     def expand(self, codes: np.ndarray, gen: Any) -> np.ndarray:
         """Records on merged codes back to original codes (merged ones drawn by the noisy one-way weights)."""
         out = codes.copy()
@@ -146,9 +165,7 @@ class Compression:
             out[~is_rare, a] = inv[col[~is_rare]]
             n_rare = int(is_rare.sum())
             if n_rare:
-                w = np.maximum(self.weights[a][rare], 0.0) if self.weights is not None else np.zeros(rare.size)
-                p = w / w.sum() if w.sum() > 0 else np.full(rare.size, 1.0 / rare.size)
-                cdf = np.cumsum(p)
+                cdf = np.cumsum(self.shares(a))
                 cdf[-1] = 1.0
                 out[is_rare, a] = rare[np.searchsorted(cdf, gen.random(n_rare), side="right").clip(0, rare.size - 1)]
         return out
