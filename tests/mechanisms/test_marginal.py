@@ -98,6 +98,21 @@ def test_mst_split():
     assert len(edges) == d - 1
 
 
+@pytest.mark.parametrize("relation", ["add-remove", "replace-one"])
+def test_mst_on_one_variable_spends_the_whole_budget_on_it(relation):
+    """Nothing to choose: the one-way marginal takes all of rho (to 1e-9), charged exactly to the ledger."""
+    d = Domain({"a": ["x", "y", "z"]})
+    synth = MarginalSynthesizer(1.0, relation=relation)
+    rel = synth.release(CountTable(list(d.variables), [0, 1, 2], [400, 300, 200]), rng=1)
+    [step] = rel.steps
+    assert step.kind == "measure" and step.rho <= synth.rho and step.rho == pytest.approx(synth.rho, rel=1e-8)
+    assert step.sigma**2 >= (2.0 if relation == "replace-one" else 1.0) / (2 * synth.rho)
+    acc = PrivacyAccountant(synth.epsilon, synth.delta, relation=relation, accounting="zcdp")
+    acc.spend(PrivacyLoss.zcdp(step.rho, relation), label="the one-way marginal")
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyLoss.zcdp(synth.rho * 1e-6, relation), label="one more")
+
+
 def test_replace_one_doubles_the_noise_variance():
     t = _table(_records())
     a = MarginalSynthesizer(1.0, relation="add-remove").release(t, rng=3)

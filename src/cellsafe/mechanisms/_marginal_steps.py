@@ -190,8 +190,9 @@ def run_mst(source: MarginalSource, rho: float, sens2: float, sens_select: float
     d = len(sizes)
     steps: list[PrivacyStep] = []
     ones = source.marginals([(i,) for i in range(d)])
-    # one-way marginals: split[0] of rho in all (each with squared sensitivity sens2)
-    sigma1 = math.sqrt(d * sens2 / (2.0 * rho * split[0]))
+    # one-way marginals: split[0] of rho in all (each with squared sensitivity sens2); a single variable takes it all
+    share1 = split[0] if d > 1 else 1.0 - 1e-9
+    sigma1 = math.sqrt(d * sens2 / (2.0 * rho * share1))
     noisy1 = []
     for i, x in enumerate(ones):
         y, s, r = _measure(x, sigma1, sens2, gens["measure"])
