@@ -390,3 +390,45 @@ def test_protection_levels_draw_a_progress_bar_only_when_asked(capsys):
     shown, _, _ = protect_intervals(X, values, done, required, np.array([0]), progress=True)
     assert "protection levels" in capsys.readouterr().err
     np.testing.assert_array_equal(quiet, shown)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_mixtures_of_solutions_give_the_verdicts_of_the_programs(seed, monkeypatch):
+    """Singleton protection's questions settled by mixtures of solutions found (_Questions.mixed) get the
+    answers their own programs give, on all 2-way margins of four variables with many counts of 1 (the
+    least-broken programs off, as on large systems)."""
+    from cellsafe.mechanisms import _intervals, _sole_intervals
+
+    rng = np.random.default_rng(seed)
+    sizes = (6, 2, 5, 4)  # 300 records, categories of gamma(0.5) weights: many counts of 1
+    idx = [rng.choice(k, 300, p=(w := rng.gamma(0.5, 1.0, k)) / w.sum()) for k in sizes]
+    counts = np.zeros(sizes, dtype=np.int64)
+    np.add.at(counts, tuple(idx), 1)
+    t = CountTable.from_dense(counts, [Variable(f"v{i}", [f"{i}{j}" for j in range(k)]) for i, k in enumerate(sizes)])
+    runs: list[tuple[list, list]] = []
+    settled = []
+    plain = _sole_intervals.singleton_shortfalls
+    mixed = _sole_intervals._Questions.mixed
+
+    def counted(self, p, known):
+        out = mixed(self, p, known)
+        settled.append(out)
+        return out
+
+    def both(*args, **kwargs):
+        with monkeypatch.context() as m:
+            m.setattr(_sole_intervals._Questions, "mixed", lambda self, p, known: False)
+            alone = list(plain(*args, **kwargs))
+        with monkeypatch.context() as m:
+            m.setattr(_sole_intervals._Questions, "mixed", counted)
+            shared = list(plain(*args, **kwargs))
+        runs.append(([(p, c, m.tolist(), s) for p, c, m, s in alone], [(p, c, m.tolist(), s) for p, c, m, s in shared]))
+        yield from iter(shared)
+
+    monkeypatch.setattr(_intervals, "singleton_shortfalls", both)
+    monkeypatch.setattr(_sole_intervals, "BREAKS_ROWS", 0)  # every contributor asked (as on large systems)
+    CellSuppression("(v0+v1+v2+v3)^2", rules=["freq<=2"]).sample(t)
+    assert runs
+    for alone, shared in runs:
+        assert alone == shared
+    assert any(settled)
