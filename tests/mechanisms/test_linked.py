@@ -85,13 +85,23 @@ def _frame(rel, measure):
 TABLES = [LinkedTable("counts", "region*activity"), LinkedTable("turnover", "region*activity", value="turnover")]
 
 
-def test_linked_with_an_earlier_release_passes_and_one_by_one_fails():
-    records = _records()
+def _linked_and_apart(records):
+    """The earlier release, the new tables protected with it as one system, and the new tables protected one by one."""
     old, earlier = _earlier(records)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         linked = protect_linked(CellSuppression("region", rules=RULES), records, TABLES, variables=list(NAMES),
                                 earlier=[earlier])
+        table = CountTable.from_microdata(records, list(NAMES))
+        [alone] = CellSuppression("region*activity", rules=RULES).sample(table)
+        turnover = CellSuppression("region*activity", rules=RULES).suppress_magnitude(
+            records, variables=list(NAMES), value="turnover")
+    return old, earlier, linked, alone, turnover
+
+
+def test_linked_with_an_earlier_release_passes_and_one_by_one_fails():
+    records = _records()
+    old, earlier, linked, alone, turnover = _linked_and_apart(records)
     audit = audit_linked(linked)
     assert audit.passed, audit.problems()
     # what the earlier release withheld stays withheld: the totals of y and z
@@ -109,10 +119,6 @@ def test_linked_with_an_earlier_release_passes_and_one_by_one_fails():
     assert (att.upper - att.lower > 1e-6).all()
 
     # each table protected on its own: the reader of all of them recovers (z, p) = 2
-    table = CountTable.from_microdata(records, list(NAMES))
-    [alone] = CellSuppression("region*activity", rules=RULES).sample(table)
-    turnover = CellSuppression("region*activity", rules=RULES).suppress_magnitude(
-        records, variables=list(NAMES), value="turnover")
     one_by_one = audit_linked(linked, {"counts": alone, "turnover": turnover})
     assert not one_by_one.passed
     assert any(p.startswith("count:") for p in one_by_one.problems())
@@ -192,15 +198,7 @@ def test_the_files_read_back_pass_or_fail_the_joint_audit_as_the_linked_release_
     from cellsafe.metrics import audit_releases
 
     records = _records()
-    old, earlier = _earlier(records)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        linked = protect_linked(CellSuppression("region", rules=RULES), records, TABLES, variables=list(NAMES),
-                                earlier=[earlier])
-        table = CountTable.from_microdata(records, list(NAMES))
-        [alone] = CellSuppression("region*activity", rules=RULES).sample(table)
-        turnover = CellSuppression("region*activity", rules=RULES).suppress_magnitude(
-            records, variables=list(NAMES), value="turnover")
+    _, earlier, linked, alone, turnover = _linked_and_apart(records)
     files = [earlier, _as_earlier(linked.tables["counts"], "count", "region*activity", "counts"),
              _as_earlier(linked.tables["turnover"], "turnover", "region*activity", "turnover")]
     joint = audit_releases(files, records, rules=RULES, variables=list(NAMES))
