@@ -239,26 +239,20 @@ class _Questions:
         self.up_t, self.down_t, self.floor, self.either, self.tol = up_t, down_t, floor, either, tol
         self.joint, self.every, self.inner, self.free = joint, every, inner, free
         self.no_width = np.zeros(values.shape[0])
-        # solutions of the outside reader's system on the joint model's inner cells (a ring of _POOL)
-        self._W = np.zeros((joint.rows.size, _POOL))
+        # the value of every published cell under each solution of the outside reader's system kept (a ring of _POOL)
+        self._V = np.zeros((values.shape[0], _POOL))
         self._k = 0
         self._keep(list(joint.witnesses) + [w for w, _ in joint._elsewhere])
         if outsider is not None and np.array_equal(outsider.rows, joint.rows) and np.array_equal(outsider._base, joint._base):
             self._keep(outsider.witnesses)
 
     def _keep(self, found: list[np.ndarray]) -> None:
-        for w in found[-_POOL:]:
-            self._W[:, self._k % _POOL] = w
-            self._k += 1
-
-    def _values(self, cols: Any, k: int) -> np.ndarray:
-        """Each column's value (rows) under the first ``k`` kept solutions (columns), from the rows it holds."""
-        C = cols.C
-        out = np.empty((C.shape[1], k))
-        for i in range(C.shape[1]):
-            a, b = C.indptr[i], C.indptr[i + 1]
-            out[i] = C.data[a:b] @ self._W[C.indices[a:b], :k] + cols.offset[i]
-        return out
+        found = found[-_POOL:]
+        if not found:
+            return
+        slots = (self._k + np.arange(len(found))) % _POOL
+        self._V[:, slots] = np.asarray(self.joint._X.T @ np.column_stack(found)) + self.joint._fixed_part[:, None]
+        self._k += len(found)
 
     def mixed(self, p: int, known: np.ndarray) -> bool:
         """Whether a mixture of kept solutions meets p's requirements and gives the cells ``known`` their values.
@@ -275,10 +269,9 @@ class _Questions:
         k = min(self._k, _POOL)
         if not k or not known.size:
             return False
-        j, tol = self.joint, self.tol
-        v = self._values(j.columns([p]), k)[0]
-        ck = j.columns(known)
-        gap = self._values(ck, k) - self.values[known][:, None]
+        tol = self.tol
+        v = self._V[p, :k]
+        gap = self._V[known, :k] - self.values[known][:, None]
         slack = 1e-7 * np.maximum(1.0, np.abs(self.values[known]))[:, None]
         if not np.all(np.abs(gap - gap[:1]) <= slack):  # several equations: not decided here
             return False
