@@ -90,6 +90,19 @@ def _made_with(path: str) -> dict:
     return mech.get("parameters") or {} if mech.get("class") == "CellSuppression" else {}
 
 
+def _rules(args: argparse.Namespace, made: dict) -> list[str]:
+    """The rules the audit judges by: --rule, else the manifest's; refused when neither they nor --required are given."""
+    rules = args.rule or list(made.get("rules") or [])
+    if not rules and not args.required:
+        # without what each withheld cell needs, "passed" would only say that no cell is exact
+        raise InvalidArgumentError(
+            f"the audit needs the rules {args.published!r} was protected by, and no manifest beside it records them: give "
+            "them with --rule (for example --rule 'freq<=3', or 'p%=15' with --value), or the protection every "
+            "withheld cell needs with --required W."
+        )
+    return rules
+
+
 def run(args: argparse.Namespace) -> int:
     # PUBLISHED, INPUT and the hierarchy files are inputs: --output is checked (and locked) before any work
     with outputs_from_args(args) as outputs:
@@ -131,12 +144,7 @@ def _audit_together(args: argparse.Namespace, outputs, target) -> int:  # type: 
         paths = [folder] + [Path(e) for e in args.earlier]
     releases = [read_earlier_release(p) for p in paths]
     made = _made_with(str(paths[0]))
-    rules = args.rule or list(made.get("rules") or [])
-    if not rules and not args.required:
-        raise InvalidArgumentError(
-            f"the audit needs the rules {args.published!r} was protected by: give them with --rule (for example "
-            "--rule 'freq<=3'), or the protection every withheld cell needs with --required W."
-        )
+    rules = _rules(args, made)
     audit = audit_releases(releases, args.input, rules=rules, variables=parse_list(args.variables),
                            contributor=args.contributor, hierarchies=hierarchies_from_args(args) or None,
                            protect_zeros=bool(made.get("protect_zeros", False)),
@@ -169,14 +177,7 @@ def _audit(args: argparse.Namespace, outputs, target) -> int:  # type: ignore[no
     made = _made_with(args.published)
     for text in provenance_notes([args.published]):
         note(text)  # a changed file is audited as it is now, by the rules the release was made with
-    rules = args.rule or list(made.get("rules") or [])
-    if not rules and not args.required:
-        # without what each withheld cell needs, "passed" would only say that no cell is exact
-        raise InvalidArgumentError(
-            f"the audit needs the rules {args.published!r} was protected by, and no manifest lists the file: give "
-            "them with --rule (for example --rule 'freq<=3', or 'p%=15' with --value), or the protection every "
-            "withheld cell needs with --required W."
-        )
+    rules = _rules(args, made)
     listing = args.listing or made.get("list") or "frame"
     protect_zeros = bool(made.get("protect_zeros", False))
     min_width = float(made.get("min_width") or 0.0)
