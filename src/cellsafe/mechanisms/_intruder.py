@@ -348,7 +348,7 @@ class _Relaxed:
         it._freed = np.union1d(it._freed, self.rows).astype(np.int32)
         # solutions found under other relaxations serve here when every equation they miss is freed here
         if it._elsewhere:
-            good = [w for w, missed in it._elsewhere if np.isin(missed, it._freed).all()]
+            good = _met_when_freed(it._elsewhere, it._freed, it._b_eq.size)
             it.witnesses = (it.witnesses + good)[-_MAX_WITNESSES:]
         self._n_saved = len(it.witnesses)
         if self.rows.size:
@@ -368,6 +368,17 @@ class _Relaxed:
             b = it._b_eq[self.rows]
             it._highs.changeRowsBounds(self.rows.size, self.rows, b, b)
         it.witnesses = self._saved
+
+
+def _met_when_freed(found: list[tuple[np.ndarray, np.ndarray]], freed: np.ndarray, n_rows: int) -> list[np.ndarray]:
+    """The solutions of ``found`` (each with the equations it misses) that miss only ``freed`` equations, in order."""
+    is_freed = np.zeros(n_rows, dtype=bool)
+    is_freed[freed] = True
+    lengths = np.fromiter((missed.size for _, missed in found), dtype=np.int64, count=len(found))
+    missed = np.concatenate([m for _, m in found]).astype(np.int64, copy=False)
+    owner = np.repeat(np.arange(len(found)), lengths)
+    unmet = np.bincount(owner[~is_freed[missed]], minlength=len(found))
+    return [found[i][0] for i in np.flatnonzero(unmet == 0).tolist()]
 
 
 def _highs_model(A: sp.csc_matrix, lower: np.ndarray, upper: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarray) -> Any:
