@@ -392,16 +392,9 @@ def _write_release(res: Any, outputs: Any, target: Any, decimals: int | None = N
     (:meth:`~cellsafe.io.OutputSet.write_coded_csv`, the same bytes as the frame's ``to_csv``);
     anything else through the frame.
     """
-    pub = res.publication
-    if getattr(res, "measure", "count") == "count" and getattr(res, "suppression", None) is None:
-        coded = pub.cell_codes()
-        name = next(n for n in ("table", "table_id", "table_id_") if n not in coded and n != "count")
-        crossings = [":".join(c) if c else "Total" for c in pub.crossings]
-        from ..io import CodedColumn
-
-        columns = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()), res.released]
-        if outputs.write_coded_csv([name, *coded, "count"], columns, target):
-            return int(pub.n_published)
+    coded = res.coded_release() if hasattr(res, "coded_release") else None
+    if coded is not None and outputs.write_coded_csv(*coded, target):
+        return int(res.publication.n_published)
     out = res.release_frame()
     col = getattr(res, "measure", "count")
     if decimals is not None and col != "count" and col in out.columns:

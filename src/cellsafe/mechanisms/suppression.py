@@ -30,7 +30,6 @@ import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from .._catalog import declared
@@ -188,6 +187,8 @@ def cell_mask(publication: Publication, cells: Any, name: str) -> np.ndarray:
     n = publication.n_published
     if cells is None:
         return np.zeros(n, dtype=bool)
+    import pandas as pd  # cells given by their categories are a frame
+
     if isinstance(cells, (list, tuple)) and cells and isinstance(cells[0], Mapping):
         cells = pd.DataFrame(list(cells))
     if isinstance(cells, pd.DataFrame):

@@ -193,6 +193,30 @@ class PublishedTable(Result):
                 out["count"] = values.round().astype("Int64")
         return out
 
+    def coded_release(self) -> tuple[list[str], list[Any]] | None:
+        """The columns of :meth:`release_frame` in coded form (header, columns for
+        :func:`cellsafe.io.write_coded_csv`), for a release of counts; None for anything else.
+
+        Each distinct label is held (and written) once; the counts as floats with NaN where withheld.
+        """
+        from ..io import CodedColumn
+
+        if self.measure != "count":
+            return None
+        pub = self.publication
+        coded = pub.cell_codes()
+        name = next(n for n in ("table", "table_id", "table_id_") if n not in coded and n != "count")
+        crossings = [":".join(c) if c else "Total" for c in pub.crossings]
+        header = [name, *coded, "count"]
+        columns: list[Any] = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()), self.released]
+        if self.suppression is not None:
+            if "suppression" in header:
+                return None
+            marks, codes = np.unique(np.asarray(self.suppression, dtype=str), return_inverse=True)
+            header.append("suppression")
+            columns.append(CodedColumn(marks.tolist(), codes.reshape(-1)))
+        return header, columns
+
     def write_csv(self, path: Any, *, escape_formulas: bool = False) -> None:
         """Write :meth:`release_frame` as CSV, the bytes ``release_frame().to_csv(path, index=False)`` writes.
 
@@ -201,17 +225,11 @@ class PublishedTable(Result):
         ``escape_formulas`` neutralises text cells a spreadsheet would run as formulas
         (:func:`cellsafe.io.neutralise_formulas`).
         """
-        from ..io import CodedColumn, neutralise_formulas, write_coded_csv
+        from ..io import neutralise_formulas, write_coded_csv
 
-        pub = self.publication
-        if self.measure == "count" and getattr(self, "suppression", None) is None:
-            coded = pub.cell_codes()
-            name = next(n for n in ("table", "table_id", "table_id_") if n not in coded and n != "count")
-            crossings = [":".join(c) if c else "Total" for c in pub.crossings]
-            columns: list[Any] = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()),
-                                  self.released]
-            if write_coded_csv(path, [name, *coded, "count"], columns, escape_formulas=escape_formulas):
-                return
+        coded = self.coded_release()
+        if coded is not None and write_coded_csv(path, *coded, escape_formulas=escape_formulas):
+            return
         frame = self.release_frame()
         (neutralise_formulas(frame) if escape_formulas else frame).to_csv(path, index=False)
 
