@@ -129,6 +129,25 @@ def test_singleton_protection_is_the_plain_loop(kind, seed):
         assert not in_published_span(X, known, np.flatnonzero(primary & (owner != c)), method="exact").any()
 
 
+def test_reruns_from_a_prefix_are_the_reruns_from_the_start(monkeypatch):
+    """The reruns that start from a copy of a prefix's span (``_Prefixes``) give the pattern of the plain loop
+    (above), and they are taken: on these tables most reruns start late."""
+    from cellsafe.mechanisms import _singleton
+
+    taken = []
+    plain = _singleton._Prefixes.rerun
+
+    def counted(self, *args, **kwargs):
+        out = plain(self, *args, **kwargs)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(_singleton._Prefixes, "rerun", counted)
+    for kind, seed in CASES[::2]:
+        test_singleton_protection_is_the_plain_loop(kind, seed)
+    assert sum(taken) > len(taken) / 2
+
+
 def test_span_in_exact_arithmetic_by_hand():
     """x1 = e0 + e1, x2 = e1 + e2: x1 - x2 = e0 - e2 is in their span, e0 is not; a tracked e0 + e1 is exposed by x1."""
     span = SparseSpan(exact=True)

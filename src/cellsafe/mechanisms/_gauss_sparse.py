@@ -74,6 +74,14 @@ class SparseSpan:
         self.eps: Any = 0 if exact else tol
         self.one: Any = Fraction(1) if exact else 1.0
 
+    def copy(self) -> "SparseSpan":
+        """A copy of the span (its pivots) that grows on its own; tracked vectors are not copied."""
+        out = SparseSpan(tol=0.0)
+        out.eps, out.one = self.eps, self.one
+        out.pivots = {i: dict(v) for i, v in self.pivots.items()}
+        out.by_row = {k: set(s) for k, s in self.by_row.items()}
+        return out
+
     def reduce(self, rows: list[int], vals: list[Any]) -> dict[int, Any]:
         """The residual of a column (its rows and values) off the span: no pivot row left."""
         piv = self.pivots
@@ -201,24 +209,30 @@ def sparse_gauss_secondary(
     what: str = "secondary suppression",
     fix: str = "publish fewer cells",
     columns: tuple[np.ndarray, list[int], list[Any]] | None = None,
+    start: SparseSpan | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The greedy rule of :func:`~cellsafe.mechanisms._gauss.gauss_secondary` on a sparse span (module notes).
 
     ``offered`` are the candidates in order (forced ones first, no primary, each once); returns
-    ``(secondary, exposed)`` over the columns of X as ``gauss_secondary`` does.
+    ``(secondary, exposed)`` over the columns of X as ``gauss_secondary`` does.  ``start`` (grown
+    here) holds cells published before any of ``offered``, none of which exposed a primary: the
+    rule then goes on from there (a primary in its span is an error of the caller).
     """
     n_cols = X.shape[1]
     primary = np.asarray(primary, dtype=bool)
     secondary = np.zeros(n_cols, dtype=bool)
     exposed = np.zeros(n_cols, dtype=bool)
     indptr, rows, vals = sparse_columns(X, exact=exact) if columns is None else columns
-    span = SparseSpan(exact=exact, tol=tol)
+    span = SparseSpan(exact=exact, tol=tol) if start is None else start
     for p in np.flatnonzero(primary).tolist():
         pr, pv = _column(indptr, rows, vals, p)
-        if pr:
-            span.track(p, dict(zip(pr, pv)))
-        else:
+        r = dict(zip(pr, pv)) if start is None else span.reduce(pr, pv)
+        if r:
+            span.track(p, r)
+        elif start is None:
             exposed[p] = True  # an empty column is known to be 0 without publishing anything
+        else:
+            raise ValueError(f"column {p} is in the span the rule starts from: it was exposed before the first candidate")
     offered = np.asarray(offered, dtype=np.int64)
     # candidates still to come touching each row: a pivot row they touch gives each of them its fill
     starts, stops = indptr[offered], indptr[offered + 1]
