@@ -211,3 +211,84 @@ def test_audit_fails_a_file_that_shows_what_it_marks_withheld():
     audit = audit_suppression(shown)
     assert not audit.passed
     assert audit.shown_withheld.size == 3 and audit.sensitive_published.size == 2
+
+
+# ---------------------------------------------------------------------- protection programs past their limits
+def _margins_of_four(seed: int):
+    """All 2-way margins of four variables from 300 records with many counts of 1 (gamma(0.5) category weights)."""
+    from cellsafe import CountTable, Variable
+
+    rng = np.random.default_rng(seed)
+    sizes = (6, 2, 5, 4)
+    idx = [rng.choice(k, 300, p=(w := rng.gamma(0.5, 1.0, k)) / w.sum()) for k in sizes]
+    counts = np.zeros(sizes, dtype=np.int64)
+    np.add.at(counts, tuple(idx), 1)
+    return CountTable.from_dense(counts, [Variable(f"v{i}", [f"{i}{j}" for j in range(k)]) for i, k in enumerate(sizes)])
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold-retry", "by-construction"])
+@pytest.mark.parametrize("restricted", [False, True], ids=["whole", "restricted"])
+def test_protection_programs_stopped_at_their_limits_still_protect(cold, restricted, monkeypatch):
+    """Protection programs stopped at their iteration limit from the last basis are solved from scratch; stopped
+    there too, they are answered by construction (more cells withheld).  Either way no primary's upper bound stays
+    within the rule, against the outside reader and against each person alone in withheld cells."""
+    from cellsafe.mechanisms import _intervals
+    from cellsafe.mechanisms._singleton import sole_contributors_of_counts
+
+    monkeypatch.setattr(_intervals, "WARM_ITERATIONS", 0)
+    if not cold:
+        monkeypatch.setattr(_intervals, "COLD_ITERATIONS", 0)
+    if restricted:  # the programs move the inner cells of withheld cells and their neighbourhoods only
+        monkeypatch.setattr(_intervals, "WHOLE_SYSTEM_ROWS", 0)
+    asked, built = [], []
+    ask, construct = _intervals._Program.ask, _intervals._Program._by_construction
+
+    def counted_ask(self, *args, **kwargs):
+        asked.append(args)
+        return ask(self, *args, **kwargs)
+
+    def counted(self, *args):
+        out = construct(self, *args)
+        built.append(out is not None)
+        return out
+
+    monkeypatch.setattr(_intervals._Program, "ask", counted_ask)
+    monkeypatch.setattr(_intervals._Program, "_by_construction", counted)
+    [res] = CellSuppression("(v0+v1+v2+v3)^2", rules=["freq<=2"]).sample(_margins_of_four(2))  # 9 programs
+    assert asked and (built == []) is cold and all(built)
+    X = res.publication.X
+    primary = np.flatnonzero(res.suppression == "primary")
+    withheld = np.isnan(res.released)
+    outsider = Attacker(X, res.released, res.original)
+    assert all(outsider.cell(p)[1] >= 3 - 1e-6 for p in primary)
+    sole = sole_contributors_of_counts(X, res.inner_original)
+    people = np.unique(sole[withheld & (sole >= 0)])
+    assert people.size >= 5
+    for c in people:
+        mine = np.flatnonzero(withheld & (sole == c))
+        reader = Attacker(X, res.released, res.original, known=mine)
+        for p in primary[sole[primary] != c]:
+            assert reader.cell(p)[1] >= 3 - 1e-6, f"person {c} bounds primary {p} within the rule"
+
+
+def test_protection_program_answered_by_construction():
+    """Inner cell (0, 0) = 50 of a 2 x 2 table with margins must reach 80: with no solver left, it is moved there
+    itself and every published cell through it is withheld (row 0, column 0, the total); the scipy attacker agrees."""
+    import scipy.sparse as sp
+
+    from cellsafe.mechanisms import _intervals
+
+    margins = np.array([[1, 0, 1, 0, 1], [1, 0, 0, 1, 1], [0, 1, 1, 0, 1], [0, 1, 0, 1, 1]])
+    X = sp.csc_matrix(np.hstack([np.eye(4), margins]))
+    truth = np.array([50.0, 10.0, 40.0, 60.0])
+    values = X.T @ truth
+    withheld = np.r_[np.ones(4, dtype=bool), np.zeros(5, dtype=bool)]
+    program = _intervals._Program(X, values, withheld, np.ones(9, dtype=bool), values, np.zeros(9), truth=truth)
+    assert program._by_construction(0, True, 80.0, np.zeros(0, dtype=np.int64)).tolist() == [4, 6, 8]
+    assert program._by_construction(0, False, 5.0, np.zeros(0, dtype=np.int64)).tolist() == [4, 6, 8]
+    assert program._by_construction(0, False, -1.0, np.zeros(0, dtype=np.int64)) is None  # below 0: no inner cell can
+    assert program._by_construction(0, True, 80.0, np.array([6])) is None  # column 0 known: inner cell 0 cannot move
+    program.allowed = np.r_[np.ones(8, dtype=bool), False]  # the total may not be withheld
+    assert program._by_construction(0, True, 80.0, np.zeros(0, dtype=np.int64)) is None
+    released = np.where(np.isin(np.arange(9), [0, 1, 2, 3, 4, 6, 8]), np.nan, values)
+    assert Attacker(X, released, values).cell(0)[1] >= 80 - 1e-6

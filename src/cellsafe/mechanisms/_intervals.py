@@ -35,7 +35,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._progress import progress_bar
-from ..exceptions import DataError
 from ._intruder import Intruder, _highs_model, shortfalls, touching
 from ._sole_intervals import singleton_shortfalls
 
@@ -43,6 +42,11 @@ from ._sole_intervals import singleton_shortfalls
 #: to widen an interval, those of the published cells around the cell): whole systems of tens of
 #: thousands of inner cells take minutes a program (see the intruder's ``free``).
 WHOLE_SYSTEM_ROWS = 20_000
+
+#: Simplex iterations a protection program (:class:`_Program`) takes from the last basis before it is
+#: solved from scratch, and from scratch before the next method (the last: an answer by construction).
+WARM_ITERATIONS = 20_000
+COLD_ITERATIONS = 50_000
 
 
 #: Inner cells each sensitive cell brings into a restricted system (those its least-norm move shifts most).
@@ -292,7 +296,7 @@ def protect_intervals(
     unresolved = np.zeros(n_pub, dtype=bool)
     restrict = inner is not None and Xc.shape[0] > WHOLE_SYSTEM_ROWS
     inner = None if inner is None else np.asarray(inner, dtype=np.float64)
-    program = _Program(Xc, values, suppressed, allowed, weight, floor)
+    program = _Program(Xc, values, suppressed, allowed, weight, floor, truth=inner)
     n_lp = 0
     with progress_bar(None, progress, "protection levels", unit="program") as bar:
         for _ in range(16):  # each round withholds cells or stops; the next finds what the last left short
@@ -311,10 +315,10 @@ def protect_intervals(
             for p, is_upper, target in short:
                 if unresolved[p]:
                     continue
-                y = program.ask(p, is_upper, target)
+                reached = program.ask(p, is_upper, target)
                 n_lp += 1
                 bar.update(1)
-                if y is None:
+                if not reached:
                     unresolved[p] = True
                 suppressed |= program.suppressed
             if int(suppressed.sum()) == before:
@@ -353,10 +357,10 @@ def _protect_from_singletons(
     )
     for p, _, mine, short in shortfalls:
         for _, is_upper, target in short:
-            y = program.ask(p, is_upper, target, known=mine)
+            reached = program.ask(p, is_upper, target, known=mine)
             n_lp += 1
             bar.update(1)
-            if y is None:
+            if not reached:
                 unresolved[p] = True
             suppressed |= program.suppressed
     return n_lp
@@ -369,15 +373,26 @@ class _Program:
     cell's equation ``x_j^T y - d+_j + d-_j`` (fixed at z_j while published, free once withheld),
     then ``x_j^T y >= f_j`` for cells with a listing floor.  A question sets a target on the
     protected cell's row and fixes the known cells' rows; both are undone after it.
+
+    A question is solved by the dual simplex from the last basis, within ``WARM_ITERATIONS``; past
+    that (HiGHS's primal clean-up can stall there: on all 2-way margins of six variables from 1e6
+    records one such program ran for over 14 minutes, where it solves from scratch in about a second
+    and 4,109 iterations), from scratch by the dual and then the primal simplex within
+    ``COLD_ITERATIONS`` each.  What cannot be solved so is answered by construction
+    (:meth:`_by_construction`): a pattern that gives more away than the program would, never one
+    that assumes a side protected.
     """
 
     def __init__(
         self, Xc: sp.csc_matrix, values: np.ndarray, suppressed: np.ndarray, allowed: np.ndarray, weight: np.ndarray,
-        floor: np.ndarray, *, free: np.ndarray | None = None, fixed: np.ndarray | None = None,
+        floor: np.ndarray, *, free: np.ndarray | None = None, fixed: np.ndarray | None = None, truth: np.ndarray | None = None,
     ) -> None:
         # a restricted program moves only the inner cells ``free``; the others hold their values ``fixed``
         self.base = np.zeros(Xc.shape[0]) if free is None or fixed is None else np.where(free, 0.0, fixed)
         self.fixed_part = np.asarray(Xc.T @ self.base).reshape(-1)
+        # the whole system and its true inner values, for answers by construction
+        self.whole = Xc
+        self.truth = fixed if truth is None else truth
         if free is not None:
             Xc = Xc[np.flatnonzero(free)].tocsc()
         self.Xc = Xc
@@ -386,6 +401,7 @@ class _Program:
         self.allowed = allowed
         self.weight = weight
         self.floor = floor
+        self.n_fallback = 0  # questions answered by construction
         self._h: Any = None
 
     def _build(self) -> None:
@@ -432,11 +448,32 @@ class _Program:
         cols = np.concatenate([n_in + cells, n_in + n + cells]).astype(np.int32)
         self._h.changeColsBounds(cols.size, cols, np.zeros(cols.size), np.zeros(cols.size))
 
-    def ask(self, p: int, upper: bool, target: float, known: np.ndarray | None = None) -> np.ndarray | None:
+    def _solve(self) -> Any:
+        """Run the model (class notes): warm within ``WARM_ITERATIONS``, then cold; the last status."""
+        import highspy
+
+        h = self._h
+        done = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible)
+        attempts = ((False, 1, WARM_ITERATIONS), (True, 1, COLD_ITERATIONS), (True, 4, COLD_ITERATIONS))
+        for cold, strategy, limit in attempts:
+            if cold:
+                h.clearSolver()
+            h.setOptionValue("simplex_strategy", strategy)
+            h.setOptionValue("simplex_iteration_limit", int(limit))
+            h.run()
+            status = h.getModelStatus()
+            if status in done:
+                break
+        h.setOptionValue("simplex_strategy", 1)
+        if status not in done:
+            h.clearSolver()  # the next question starts from scratch rather than from where this one stopped
+        return status
+
+    def ask(self, p: int, upper: bool, target: float, known: np.ndarray | None = None) -> bool:
         """Reach ``target`` on cell p (the notes' program); withholds the cells that give way.
 
-        ``known`` (withheld) cells are equations that never give way.  Returns the inner values y,
-        or None when no allowed cells can give way enough.
+        ``known`` (withheld) cells are equations that never give way.  Returns whether the target
+        is within reach now: False when no allowed cells can give way enough.
         """
         import highspy
 
@@ -451,20 +488,59 @@ class _Program:
         own = np.array([p])
         t = target - self.fixed_part[p]
         self._rows(own, np.array([t if upper else -np.inf]), np.array([np.inf if upper else t]))
-        self._h.run()
-        status = self._h.getModelStatus()
-        if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible):
-            self._h.clearSolver()  # a numerical failure from the last basis: once more from scratch
-            self._h.run()
-            status = self._h.getModelStatus()
+        status = self._solve()
+        x = np.asarray(self._h.getSolution().col_value) if status == highspy.HighsModelStatus.kOptimal else None
         self._rows(np.r_[known, own], np.full(known.size + 1, -np.inf), np.full(known.size + 1, np.inf))
         if status == highspy.HighsModelStatus.kInfeasible:
-            return None
-        if status != highspy.HighsModelStatus.kOptimal:
-            raise DataError(f"the protection program of published cell {p} did not solve (HiGHS: {status.name}).")
-        x = np.asarray(self._h.getSolution().col_value)
+            return False
+        if x is None:
+            self.n_fallback += 1
+            give = self._by_construction(p, upper, target, known)
+            if give is None:
+                return False
+            self._withhold(give)
+            return True
         dev = x[n_in : n_in + n] + x[n_in + n :]
         scale = max(1.0, float(np.abs(self.values[~self.suppressed]).max(initial=1.0)))
         give = np.flatnonzero((dev > 1e-9 * scale) & ~self.suppressed)
         self._withhold(give)
-        return x[:n_in]
+        return True
+
+    def _by_construction(self, p: int, upper: bool, target: float, known: np.ndarray) -> np.ndarray | None:
+        """The cells to withhold so that one inner cell of p moves p to ``target``; None where none can.
+
+        The true inner values with one inner cell r of p moved by what p lacks are a solution of
+        the reader's system once every published cell through r is withheld: they meet every other
+        equation and the known cells (r lies in none of them), and non-negativity and the listing's
+        floors (upwards; downwards where r's value and the floors allow).  The inner cell whose
+        cells cost least is taken, among those whose cells may all be withheld.  This withholds more
+        than the program would, never less than the target needs.
+        """
+        if self.truth is None:
+            return None
+        X = self.whole.tocsr()
+        truth = np.asarray(self.truth, dtype=np.float64)
+        col = self.whole[:, [p]].tocsc()
+        rows, coef = col.indices, col.data
+        lack = target - self.values[p]
+        barred = np.zeros(X.shape[0], dtype=bool)
+        if known.size:
+            barred |= touching(self.whole.tocsc(), np.isin(np.arange(self.values.shape[0]), known))
+        best: tuple[float, int, np.ndarray] | None = None
+        for r, a in zip(rows.tolist(), coef.tolist()):
+            if a <= 0 or barred[r]:
+                continue
+            step = lack / a
+            through = X.indices[X.indptr[r] : X.indptr[r + 1]]
+            if not upper:
+                # downwards: r keeps a non-negative value, and every cell through r its listing floor
+                moved = self.values[through] + step * X.data[X.indptr[r] : X.indptr[r + 1]]
+                if truth[r] + step < 0 or np.any(moved < self.floor[through] - 1e-9 * np.maximum(1.0, self.floor[through])):
+                    continue
+            give = through[~self.suppressed[through]]
+            if not np.all(self.allowed[give]):
+                continue
+            cost = float(self.weight[give].sum())
+            if best is None or cost < best[0]:
+                best = (cost, r, give)
+        return None if best is None else best[2]
