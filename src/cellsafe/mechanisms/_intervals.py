@@ -327,7 +327,7 @@ def protect_intervals(
             watch = sensitive if guarded is None else sensitive[np.asarray(guarded, dtype=bool)[sensitive]]
             n_lp += _protect_from_singletons(
                 Xc, values, suppressed, program, watch, np.asarray(sole, dtype=np.int64), up_t, down_t, floor, apart, unresolved, bar,
-                tol, either, intruder, inner if restrict else None,
+                tol, either, intruder, inner if restrict else None, free,
             )
     return suppressed, unresolved, n_lp
 
@@ -349,11 +349,12 @@ def _protect_from_singletons(
     either: np.ndarray,
     outsider: Intruder,
     inner: np.ndarray | None,
+    free: np.ndarray | None,
 ) -> int:
     """The requirements against each contributor alone in a withheld cell (notes of :func:`protect_intervals`)."""
     n_lp = 0
     shortfalls = singleton_shortfalls(
-        Xc, values, suppressed.copy(), sensitive, sole, up_t, down_t, floor, apart, either, tol, outsider, inner=inner
+        Xc, values, suppressed.copy(), sensitive, sole, up_t, down_t, floor, apart, either, tol, outsider, inner=inner, free=free
     )
     for p, _, mine, short in shortfalls:
         for _, is_upper, target in short:

@@ -68,6 +68,7 @@ def singleton_shortfalls(
     outsider: Intruder | None = None,
     *,
     inner: np.ndarray | None = None,
+    free: np.ndarray | None = None,
 ) -> Any:
     """Yield ``(cell, contributor, its known cells, [(cell, upper side?, target), ...])`` for every
     requirement some contributor alone in a withheld cell does not leave met (``suppressed`` is the pattern).
@@ -77,7 +78,9 @@ def singleton_shortfalls(
     cells are freed for each question.  Questions that free the same rows are asked together, so a
     contributor's knowledge is put to every sensitive cell at once (:meth:`Intruder.reach` settles most
     of them with one solution) instead of one program per cell and contributor.  With ``inner`` (the
-    true inner values), the systems move the inner cells of withheld cells only (a stronger attacker).
+    true inner values), the systems move the inner cells of withheld cells only (a stronger attacker),
+    and those of ``free`` too (the protection program's: a question it would answer without
+    withholding anything is then not asked of it).
     The verdicts, and the order they are yielded in (by cell, then contributor), are those of asking
     each cell and contributor on its own.
     """
@@ -85,7 +88,7 @@ def singleton_shortfalls(
     every = np.flatnonzero(suppressed & (sole >= 0))
     if not every.size:
         return
-    free = None if inner is None else touching(Xc, suppressed)
+    free = None if inner is None else touching(Xc, suppressed) | (False if free is None else np.asarray(free, dtype=bool))
     joint = Intruder(Xc, values, ~suppressed | np.isin(np.arange(n), every), floor=floor, free=free, fixed=inner)
     asked = _Questions(Xc, values, suppressed, sole, up_t, down_t, floor, either, tol, joint, every, inner, free, outsider)
     todo: list[tuple[int, np.ndarray]] = []  # each sensitive cell with the cells of its attackers
