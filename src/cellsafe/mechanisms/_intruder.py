@@ -193,10 +193,14 @@ class Intruder:
             self.witnesses.pop(0)
         return 0, fun
 
-    def _pool(self, cols: "Columns") -> tuple[np.ndarray, np.ndarray]:
-        """The least and the greatest value of each column over the witnesses (inf / -inf without any)."""
+    def _pool(self, cols: "Columns", newest: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The least and the greatest value of each column over the witnesses (inf / -inf without any);
+        ``newest``: over the last one only (the others were pooled before)."""
         if not self.witnesses:
             return np.full(cols.C.shape[1], np.inf), np.full(cols.C.shape[1], -np.inf)
+        if newest:
+            v = np.asarray(cols.C.T @ self.witnesses[-1]).reshape(-1) + cols.offset
+            return v, v
         W = np.column_stack(self.witnesses)
         V = np.asarray(cols.C.T @ W) + cols.offset[:, None]
         return V.min(axis=1), V.max(axis=1)
@@ -216,8 +220,8 @@ class Intruder:
             return lower, upper
         scale = np.maximum(1.0, np.abs(hi_known[np.isfinite(hi_known)]).max(initial=1.0))
 
-        def settle() -> None:
-            lo, hi = self._pool(cols)
+        def settle(newest: bool = False) -> None:  # newest: after a program, its solution is the only new one
+            lo, hi = self._pool(cols, newest)
             _settle(lo, hi)
 
         def _settle(lo: np.ndarray, hi: np.ndarray) -> None:
@@ -235,15 +239,17 @@ class Intruder:
             open_ = np.flatnonzero(np.isnan(target))
             if open_.size > 1:
                 w = 1.0 / np.maximum(1.0, np.where(np.isfinite(hi_known[open_]), hi_known[open_], scale))
-                self._solve(side * np.asarray(C[:, open_] @ w).reshape(-1))
-                settle()
+                status, _ = self._solve(side * np.asarray(C[:, open_] @ w).reshape(-1))
+                if status == 0:
+                    settle(newest=True)
         for side, target in ((1.0, lower), (-1.0, upper)):
             for j in np.flatnonzero(np.isnan(target)):
                 if not np.isnan(target[j]):
                     continue
                 status, fun = self._solve(side * C[:, j].toarray().reshape(-1))
                 target[j] = -np.inf * side if status == 3 else side * fun + off[j]
-                settle()
+                if status == 0:
+                    settle(newest=True)
         return lower, upper
 
     def reach(
@@ -264,10 +270,11 @@ class Intruder:
         s_up = tol * np.maximum(1.0, np.abs(np.where(np.isfinite(up), up, 0.0)))
         s_dn = tol * np.maximum(1.0, np.abs(np.where(np.isfinite(down), down, 0.0)))
 
-        def settle() -> tuple[np.ndarray, np.ndarray]:
-            lo, hi = self._pool(cols)
-            np.minimum(least, lo, out=least)
-            np.maximum(greatest, hi, out=greatest)
+        def settle(newest: bool | None = False) -> tuple[np.ndarray, np.ndarray]:  # newest: as in bounds; None: no new one
+            if newest is not None:
+                lo, hi = self._pool(cols, newest)
+                np.minimum(least, lo, out=least)
+                np.maximum(greatest, hi, out=greatest)
             return ~np.isfinite(down) | (least <= down + s_dn), ~np.isfinite(up) | (greatest >= up - s_up)
 
         met_dn, met_up = settle()
@@ -285,7 +292,7 @@ class Intruder:
                 status, _ = self._solve(-side * np.asarray(C[:, open_] @ w).reshape(-1))
                 if status != 0:
                     break  # unbounded: each cell on its own below
-                met_dn, met_up = settle()
+                met_dn, met_up = settle(newest=True)
         for side in (1.0, -1.0):
             for j in range(k):
                 met = met_up if side > 0 else met_dn
@@ -293,7 +300,7 @@ class Intruder:
                     continue
                 status, fun = self._solve(-side * C[:, j].toarray().reshape(-1))
                 value = side * np.inf if status == 3 else -side * fun + off[j]
-                met_dn, met_up = settle()
+                met_dn, met_up = settle(newest=True if status == 0 else None)
                 if side > 0:
                     greatest[j] = value  # the exact bound (no witness can pass it)
                 else:
