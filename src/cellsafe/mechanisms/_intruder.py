@@ -300,11 +300,14 @@ class Intruder:
                     continue
                 status, fun = self._solve(-side * C[:, j].toarray().reshape(-1))
                 value = side * np.inf if status == 3 else -side * fun + off[j]
-                met_dn, met_up = settle(newest=True if status == 0 else None)
+                if status == 0:
+                    settle(newest=True)
                 if side > 0:
                     greatest[j] = value  # the exact bound (no witness can pass it)
                 else:
                     least[j] = value
+                # the verdicts with the exact bound (an unbounded side has no solution to pool)
+                met_dn, met_up = settle(newest=None)
         return met_dn, met_up, least, greatest
 
     def relaxed(self, cells: np.ndarray) -> "_Relaxed":

@@ -16,19 +16,19 @@ How the questions are shared (the verdicts are those of one program per cell and
    cell; a question frees the rows of the cells its reader does not know.  Cells whose question
    frees the same rows are asked together (:meth:`Intruder.reach`: a joint program takes every cell
    towards its target, then one program per cell left).
-3. *Least-broken solutions* (systems of at most ``BREAKS_ROWS`` inner cells).  For a cell still
-   short, a program reaches its target while letting as few single-contributor equations give way
-   as it can (:class:`_Breaks`); a contributor whose cells it keeps cannot exclude that solution.
-4. *Each contributor alone*, for the pairs step 3 leaves: grouped by contributor as in step 2, and
+3. *Each contributor alone*, for the cells step 2 leaves: grouped by contributor as in step 2, and
    solutions found under one contributor's relaxation serve another's where they meet its equations.
    Before a group's programs, *mixtures*: every solution found is one of the outside reader's, and
    so is any convex combination; where the solutions reaching a cell's target lie on both sides of
    what a contributor knows (one equation: a count's single inner cell), a combination meets it
-   exactly and the contributor cannot exclude it (:meth:`_Questions.mixed`).
+   exactly and the contributor cannot exclude it (:meth:`_Questions.mixed`, every cell of a group
+   at once).
 
 On the hierarchical benchmark of 2e4 records (1,188 published cells, 207 sensitive, 76 contributors
-alone in withheld cells) this asks 2,372 of the 10,778 cell-contributor pairs and solves 674
-programs, where one program per pair took 11,114.  On all 2-way margins of six variables (1e5
+alone in withheld cells) the whole suppression solves 541 programs, where one program per
+cell-contributor pair took 11,114 (and programs that reached a cell's target breaking as few
+contributors' cells as they could, tried before asking each contributor, 773: they cost more than
+the questions they saved, here and on the hypercubes).  On all 2-way margins of six variables (1e5
 records: 13,482 inner cells, 132 contributors, 16,016 cell-contributor questions) mixtures leave 532
 programs where 1,477 were solved without them (21 s instead of 70 s), the verdicts the same.
 """
@@ -40,14 +40,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._intruder import Intruder, _highs_model, shortfalls, touching
+from ._intruder import Intruder, shortfalls, touching
 
 __all__ = ["singleton_shortfalls"]
-
-#: Least-broken programs (:class:`_Breaks`) only on joint systems of at most this many inner cells: on
-#: the 1e4-record hypercube (5,127 inner cells) they had not finished in 15 minutes, where asking each
-#: contributor took about a minute.
-BREAKS_ROWS = 2_000
 
 #: Solutions of the reader's system kept for mixtures (:meth:`_Questions.mixed`).
 _POOL = 512
@@ -108,120 +103,17 @@ def singleton_shortfalls(
     # every contributor at once (the cell's own contributor's cells freed): enough for most cells
     at_once = asked.answer([(p, None, singles) for p, singles in todo])
     todo = [(p, singles) for p, singles in todo if at_once.get((p, None), [True])]
-    # then each contributor alone: a solution reaching the cell's targets that breaks as few contributors'
-    # cells as it can settles every contributor whose cells it keeps; the others are asked one by one
-    # (on small systems only: on large ones each of its programs costs more than the questions it saves)
-    breaks = _Breaks(joint, every, values, np.array([p for p, _ in todo], dtype=np.int64))
-    small = joint.rows.size <= BREAKS_ROWS
+    # then each contributor alone
     each: list[tuple[int, int | None, np.ndarray]] = []
     for p, singles in todo:
-        owners = breaks.unsettled(p, singles, at_once.get((p, None)), up_t, down_t, either, sole) if small else np.unique(sole[singles])
-        for c in owners:
-            each.append((p, int(c), singles[sole[singles] == c]))
+        owner = sole[singles]
+        for c in np.unique(owner).tolist():
+            each.append((p, int(c), singles[owner == c]))
     answers = asked.answer(each)
     for p, c, mine in each:
         short = answers[(p, c)]
         if short:
             yield p, c, mine, short
-
-
-class _Breaks:
-    """Solutions of the reader's system that reach a cell's target while breaking few contributors' cells.
-
-    One HiGHS model per pattern: the joint model's rows (the published cells and every cell with a
-    single contributor), each single's equation with two deviations ``d+, d- >= 0`` costing 1 each,
-    and a row for each cell to be asked, free until its question puts the target in its bounds (a
-    question changes bounds and costs only, so each starts from the last basis: changing the
-    model's coefficients instead started every question cold, minutes on the 1e5-record
-    hypercube).  The cells a question frees (the asked cell's own contributor's) cost nothing.  A solution with no deviation on a contributor's
-    cells is a solution of that contributor's system: that contributor cannot exclude it.
-    """
-
-    def __init__(self, joint: Intruder, every: np.ndarray, values: np.ndarray, asked: np.ndarray) -> None:
-        self.joint = joint
-        self.asked = np.asarray(asked, dtype=np.int64)
-        pos = np.searchsorted(joint._eq, every)
-        ok = pos < joint._eq.size
-        ok[ok] = joint._eq[pos[ok]] == every[ok]
-        self.cells = every[ok]  # the singles with an equation here
-        self.rows = pos[ok]
-        self.values = values
-        self._h: Any = None
-
-    def _build(self) -> None:
-        j = self.joint
-        n, m = j.rows.size, self.rows.size
-        A = j._A_eq.tocsr()
-        D = sp.csr_matrix((np.r_[-np.ones(m), np.ones(m)], (np.r_[self.rows, self.rows], np.arange(2 * m))), shape=(A.shape[0], 2 * m))
-        A = sp.hstack([A, D], format="csr")
-        lower, upper = j._b_eq, j._b_eq
-        if j._A_ub is not None and j._b_ub is not None:
-            A = sp.vstack([A, sp.hstack([-j._A_ub, sp.csr_matrix((j._A_ub.shape[0], 2 * m))])], format="csr")
-            lower = np.r_[lower, -j._b_ub]
-            upper = np.r_[upper, np.full(j._b_ub.shape[0], np.inf)]
-        self._target_row = {int(p): A.shape[0] + i for i, p in enumerate(self.asked)}
-        T = sp.hstack([j.columns(self.asked).C.T, sp.csr_matrix((self.asked.size, 2 * m))], format="csr")
-        A = sp.vstack([A, T], format="csr")
-        lower = np.r_[lower, np.full(self.asked.size, -np.inf)]
-        upper = np.r_[upper, np.full(self.asked.size, np.inf)]
-        col_upper = np.r_[np.full(n, j.upper_bound), np.full(2 * m, np.inf)]
-        self._h = _highs_model(sp.csc_matrix(A), lower, upper, np.zeros(n + 2 * m), col_upper)
-        self._n = n
-        self._cost = np.r_[np.zeros(n), np.ones(2 * m)]
-
-    def unsettled(self, p: int, singles: np.ndarray, short: list[tuple[int, bool, float]] | None, up_t: np.ndarray,
-                  down_t: np.ndarray, either: np.ndarray, sole: np.ndarray) -> np.ndarray:
-        """The contributors (of ``singles``) whose cells every solution found breaks, on some side p needs.
-
-        Per side asked, up to two solutions: the second makes the cells of the contributors
-        still broken dear, so that it goes round them where the system allows.
-        """
-        import highspy
-
-        owners = np.unique(sole[singles])
-        if short is None or not self.cells.size:
-            return owners
-        if self._h is None:
-            self._build()
-        h, n = self._h, self._n
-        offset = self.joint.columns([p]).offset[0]
-        r = self._target_row[p]
-        asked = {s[1] for s in short} if not either[p] else {True, False}
-        free = ~np.isin(self.cells, singles)  # the cell's own contributor's: cost nothing
-        X = self.joint._X[:, self.cells]
-        want = self.values[self.cells] - self.joint._fixed_part[self.cells]
-        slack = 1e-7 * np.maximum(1.0, np.abs(want))
-        per_side: list[np.ndarray] = []
-        for upper in sorted(asked):
-            t = (up_t[p] if upper else down_t[p]) - offset
-            if not np.isfinite(t):
-                continue
-            h.changeRowBounds(r, t if upper else -highspy.kHighsInf, highspy.kHighsInf if upper else t)
-            left = owners
-            for _ in range(2):
-                w = np.where(np.isin(sole[self.cells], left), 1e3, 1.0)
-                w[free] = 0.0
-                cost = np.r_[np.zeros(n), w, w]
-                h.changeColsCost(cost.size, np.arange(cost.size, dtype=np.int32), cost)
-                h.run()
-                if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                    break  # out of reach even so: every contributor is asked on its own
-                y = np.maximum(np.asarray(h.getSolution().col_value)[:n], 0.0)
-                broken = np.unique(sole[self.cells[np.abs(X.T @ y - want) > slack]])
-                now = np.intersect1d(left, broken)
-                if now.size == left.size:
-                    break
-                left = now
-            per_side.append(left)
-        h.changeRowBounds(r, -highspy.kHighsInf, highspy.kHighsInf)
-        if not per_side:
-            return owners
-        if either[p]:  # one side met is enough: unsettled only where broken on both
-            out = per_side[0]
-            for b in per_side[1:]:
-                out = np.intersect1d(out, b)
-            return out
-        return np.unique(np.concatenate(per_side))
 
 
 class _Questions:
@@ -257,38 +149,41 @@ class _Questions:
         self._V[:, slots] = np.asarray(self.joint._X.T @ np.column_stack(found)) + self.joint._fixed_part[:, None]
         self._k += len(found)
 
-    def mixed(self, p: int, known: np.ndarray) -> bool:
-        """Whether a mixture of kept solutions meets p's requirements and gives the cells ``known`` their values.
+    def mixed(self, cells: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """Whether a mixture of kept solutions meets each cell's requirements and gives the cells ``known`` their values.
 
         Every kept solution meets the published cells, the listing's floors and non-negativity (the
         joint model's rows of single-contributor cells are the only ones ever freed), and so does
-        any convex combination of them; a combination meeting p's target on a side and the known
-        cells' equations is a solution of that reader's system reaching the target: the reader
+        any convex combination of them; a combination meeting cell p's target on a side and the
+        known cells' equations is a solution of that reader's system reaching the target: the reader
         cannot exclude it.  Decided here where the known cells hold one equation on the model's
         inner cells (a contributor's count cells all hold its one inner cell): then some
         combination meets it exactly when the solutions reaching the target lie on both sides of
-        its value.  A False says nothing (the question is asked).
+        its value.  A False says nothing (the question is asked).  One bool per cell of ``cells``.
         """
+        cells = np.asarray(cells, dtype=np.int64)
         k = min(self._k, _POOL)
-        if not k or not known.size:
-            return False
+        out = np.zeros(cells.size, dtype=bool)
+        if not k or not known.size or not cells.size:
+            return out
         tol = self.tol
-        v = self._V[p, :k]
         gap = self._V[known, :k] - self.values[known][:, None]
         slack = 1e-7 * np.maximum(1.0, np.abs(self.values[known]))[:, None]
         if not np.all(np.abs(gap - gap[:1]) <= slack):  # several equations: not decided here
-            return False
+            return out
         g, s = gap[0], float(slack[0, 0])
-        up, down = self.up_t[p], self.down_t[p]
-        sides = []
-        if np.isfinite(up):
-            sides.append(v >= up - tol * max(1.0, abs(up)))
-        if np.isfinite(down):
-            sides.append(v <= down + tol * max(1.0, abs(down)))
-        met = [bool(np.any(r & (g <= s))) and bool(np.any(r & (g >= -s))) for r in sides]
-        if not met:
-            return True  # nothing asked
-        return any(met) if self.either[p] else all(met)
+        below, above = g <= s, g >= -s  # the solutions on each side of the known value
+        V = self._V[cells, :k]
+        up, down = self.up_t[cells], self.down_t[cells]
+        has_up, has_down = np.isfinite(up), np.isfinite(down)
+        reach_up = V >= (up - tol * np.maximum(1.0, np.abs(up)))[:, None]
+        reach_down = V <= (down + tol * np.maximum(1.0, np.abs(down)))[:, None]
+        met_up = np.any(reach_up & below, axis=1) & np.any(reach_up & above, axis=1)
+        met_down = np.any(reach_down & below, axis=1) & np.any(reach_down & above, axis=1)
+        either = (has_up & met_up) | (has_down & met_down)
+        both = (~has_up | met_up) & (~has_down | met_down)
+        # nothing asked on either side: settled
+        return ~(has_up | has_down) | np.where(self.either[cells], either, both)
 
     def answer(self, questions: list[tuple[int, int | None, np.ndarray]]) -> dict[tuple[int, int | None], list[tuple[int, bool, float]]]:
         """The shortfalls of each question, by ``(p, c)``; a question left without an answer is absent."""
@@ -304,10 +199,12 @@ class _Questions:
             f = freed[key]
             if not np.any(self.values[f] == 0):
                 # questions a mixture of the solutions found so far answers need no program
-                for i in members:
-                    p, c, known = questions[i]
-                    if c is not None and self.mixed(p, known):
-                        out[(p, c)] = []
+                labelled = [i for i in members if questions[i][1] is not None]  # one reader: the same known cells
+                if labelled:
+                    cells = np.array([questions[i][0] for i in labelled], dtype=np.int64)
+                    for i, settled in zip(labelled, self.mixed(cells, questions[labelled[0]][2]).tolist()):
+                        if settled:
+                            out[questions[i][:2]] = []
                 members = [i for i in members if questions[i][:2] not in out]
                 if not members:
                     continue
