@@ -1,4 +1,4 @@
-"""The attacker's programs (``_intruder.Intruder``): verdicts where a side has no bound."""
+"""The attacker's programs of cell suppression (``_intruder.Intruder``): verdicts where a side has no bound."""
 
 from __future__ import annotations
 
