@@ -191,10 +191,12 @@ class _Questions:
         freed: dict[bytes, np.ndarray] = {}
         out: dict[tuple[int, int | None], list[tuple[int, bool, float]]] = {}
         for i, (_, _, known) in enumerate(questions):
-            f = np.setdiff1d(self.every, known)
-            key = f.tobytes()
-            groups.setdefault(key, []).append(i)
-            freed[key] = f
+            # the known cells are some of ``every`` (the cells freed are the rest): grouped by them
+            key = np.sort(known).tobytes()
+            if key not in groups:
+                groups[key] = []
+                freed[key] = np.setdiff1d(self.every, known)
+            groups[key].append(i)
         for key, members in groups.items():
             f = freed[key]
             if not np.any(self.values[f] == 0):
