@@ -12,12 +12,11 @@ How the questions are shared (the verdicts are those of one program per cell and
 
 1. *Witnesses.*  A solution of the outside reader's system that gives every single-contributor cell
    its value, and reaches p's target, settles p for every contributor at once.
-2. *Every contributor at once.*  One model holds the published cells and every single-contributor
-   cell; a question frees the rows of the cells its reader does not know.  Cells whose question
-   frees the same rows are asked together (:meth:`Intruder.reach`: a joint program takes every cell
-   towards its target, then one program per cell left).
-3. *Each contributor alone*, for the cells step 2 leaves: grouped by contributor as in step 2, and
-   solutions found under one contributor's relaxation serve another's where they meet its equations.
+2. *Each contributor alone.*  One model holds the published cells and every single-contributor
+   cell; a question frees the rows of the cells its reader does not know.  A contributor's
+   questions (the cells it is asked about) are asked together (:meth:`Intruder.reach`: a joint
+   program takes every cell towards its target, then one program per cell left), and solutions
+   found under one contributor's relaxation serve another's where they meet its equations.
    Before a group's programs, *mixtures*: every solution found is one of the outside reader's, and
    so is any convex combination; where the solutions reaching a cell's target lie on both sides of
    what a contributor knows (one equation: a count's single inner cell), a combination meets it
@@ -25,10 +24,12 @@ How the questions are shared (the verdicts are those of one program per cell and
    at once).
 
 On the hierarchical benchmark of 2e4 records (1,188 published cells, 207 sensitive, 76 contributors
-alone in withheld cells) the whole suppression solves 541 programs, where one program per
-cell-contributor pair took 11,114 (and programs that reached a cell's target breaking as few
-contributors' cells as they could, tried before asking each contributor, 773: they cost more than
-the questions they saved, here and on the hypercubes).  On all 2-way margins of six variables (1e5
+alone in withheld cells) the whole suppression solves 336 programs, where one program per
+cell-contributor pair took 11,114.  Two steps between 1 and 2 cost more than the questions they
+saved, and are gone: each cell asked of every contributor at once (the cell's own freed: 189
+programs to settle 64 of 207 cells, 541 programs in all) and programs reaching a cell's target while
+breaking as few contributors' cells as they could (773 in all); on the 1e4-record hypercube neither
+changed the time.  On all 2-way margins of six variables (1e5
 records: 13,482 inner cells, 132 contributors, 16,016 cell-contributor questions) mixtures leave 532
 programs where 1,477 were solved without them (21 s instead of 70 s), the verdicts the same.
 """
@@ -70,7 +71,7 @@ def singleton_shortfalls(
 
     Shared work: the outside attacker's witnesses first (one meeting every such cell serves all
     contributors), then one model holding every such cell, whose rows of the other contributors'
-    cells are freed for each question.  Questions that free the same rows are asked together, so a
+    cells are freed for each contributor's questions, asked together, so a
     contributor's knowledge is put to every sensitive cell at once (:meth:`Intruder.reach` settles most
     of them with one solution) instead of one program per cell and contributor.  With ``inner`` (the
     true inner values), the systems move the inner cells of withheld cells only (a stronger attacker),
@@ -100,11 +101,8 @@ def singleton_shortfalls(
             # removes equations) that meets every such cell serves each of those contributors
             continue
         todo.append((p, singles))
-    # every contributor at once (the cell's own contributor's cells freed): enough for most cells
-    at_once = asked.answer([(p, None, singles) for p, singles in todo])
-    todo = [(p, singles) for p, singles in todo if at_once.get((p, None), [True])]
-    # then each contributor alone
-    each: list[tuple[int, int | None, np.ndarray]] = []
+    # each contributor alone
+    each: list[tuple[int, int, np.ndarray]] = []
     for p, singles in todo:
         owner = sole[singles]
         for c in np.unique(owner).tolist():
@@ -123,8 +121,7 @@ class _Questions:
     the joint model's singles) besides the published ones; ``c`` only labels it.  Questions knowing
     the same cells share one relaxation of the joint model and one :meth:`Intruder.reach`.  A
     relaxation that would free an empty cell is impossible (its inner cells left the model): such a
-    question has a model of its own (``alone``), or, for the question of every contributor at once
-    (``c`` None), no answer (the caller then asks each contributor).
+    question has a model of its own (``alone``).
     """
 
     def __init__(self, Xc: sp.csc_matrix, values: np.ndarray, suppressed: np.ndarray, sole: np.ndarray, up_t: np.ndarray,
@@ -185,11 +182,11 @@ class _Questions:
         # nothing asked on either side: settled
         return ~(has_up | has_down) | np.where(self.either[cells], either, both)
 
-    def answer(self, questions: list[tuple[int, int | None, np.ndarray]]) -> dict[tuple[int, int | None], list[tuple[int, bool, float]]]:
-        """The shortfalls of each question, by ``(p, c)``; a question left without an answer is absent."""
+    def answer(self, questions: list[tuple[int, int, np.ndarray]]) -> dict[tuple[int, int], list[tuple[int, bool, float]]]:
+        """The shortfalls of each question, by ``(p, c)``."""
         groups: dict[bytes, list[int]] = {}
         freed: dict[bytes, np.ndarray] = {}
-        out: dict[tuple[int, int | None], list[tuple[int, bool, float]]] = {}
+        out: dict[tuple[int, int], list[tuple[int, bool, float]]] = {}
         for i, (_, _, known) in enumerate(questions):
             # the known cells are some of ``every`` (the cells freed are the rest): grouped by them
             key = np.sort(known).tobytes()
@@ -201,12 +198,10 @@ class _Questions:
             f = freed[key]
             if not np.any(self.values[f] == 0):
                 # questions a mixture of the solutions found so far answers need no program
-                labelled = [i for i in members if questions[i][1] is not None]  # one reader: the same known cells
-                if labelled:
-                    cells = np.array([questions[i][0] for i in labelled], dtype=np.int64)
-                    for i, settled in zip(labelled, self.mixed(cells, questions[labelled[0]][2]).tolist()):
-                        if settled:
-                            out[questions[i][:2]] = []
+                cells = np.array([questions[i][0] for i in members], dtype=np.int64)  # one reader: the same known cells
+                for i, settled in zip(members, self.mixed(cells, questions[members[0]][2]).tolist()):
+                    if settled:
+                        out[questions[i][:2]] = []
                 members = [i for i in members if questions[i][:2] not in out]
                 if not members:
                     continue
@@ -224,8 +219,6 @@ class _Questions:
                 continue
             for i in members:  # an empty cell cannot be freed: a model of the reader's own
                 p, c, known = questions[i]
-                if c is None:
-                    continue
                 k = ~self.suppressed
                 k[known] = True
                 alone = Intruder(self.Xc, self.values, k, floor=self.floor, free=self.free, fixed=self.inner)
