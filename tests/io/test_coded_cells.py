@@ -164,3 +164,44 @@ def test_running_sums_over_row_groups_of_the_same_cells(tmp_path):
     stable = tmp_path / "t.parquet"
     pq.write_table(pa.Table.from_pandas(df.iloc[:3000], preserve_index=False), stable, row_group_size=500)
     assert _coded(stable, ["a", "b"], "ikey", 256) == _duckdb(stable, ["a", "b"], "ikey", 256)
+
+
+@pytest.mark.parametrize("block, n_keys", [(37, 256), (2000, 2**33)])  # keys packed beside the records, or apart
+@pytest.mark.parametrize("key", ["ikey", "ukey", None])
+def test_blocks_within_a_row_group(records, tmp_path, monkeypatch, key, block, n_keys):
+    """Row groups crossed in blocks of rows that do not divide them: the same cells, counts and key sums as
+    DuckDB's, with integer keys packed beside the records into one weight, or (keys too large) summed apart."""
+    import cellsafe.io._coded as coded
+
+    monkeypatch.setattr(coded, "_MIN_BLOCK", block)
+    monkeypatch.setattr(coded, "_MAX_BLOCK", block)
+    assert (coded._packing_shift(block, n_keys) is None) == (n_keys > 256)
+    df = records.assign(big=lambda d: d["ikey"] * 30_000_000, num=lambda d: d["num"] + 1000)
+    key = "big" if key == "ikey" and n_keys > 256 else key
+    path = tmp_path / "b.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path, row_group_size=4999)
+    names = ["region", "num", "age"]
+    nk = n_keys if key in ("ikey", "big") else None
+    assert _coded(path, names, key, nk) == _duckdb(path, names, key, nk)
+
+
+def test_blocks_across_unaligned_chunks(records, tmp_path, monkeypatch):
+    """An Arrow table whose columns are chunked at different rows, crossed in blocks that cut the chunks: the same
+    cells as the Parquet file of the same records."""
+    import cellsafe.io._coded as coded
+    from cellsafe.io._coded_frames import aggregate_frame_codes
+
+    monkeypatch.setattr(coded, "_MIN_BLOCK", 53)
+    monkeypatch.setattr(coded, "_MAX_BLOCK", 53)
+    table = pa.Table.from_pandas(records[["region", "num", "ikey"]], preserve_index=False)
+    cuts = {"region": [100, 7000], "num": [1234], "ikey": [9, 20_000]}
+    chunked = pa.table({c: pa.chunked_array([table.column(c).combine_chunks().slice(a, b - a)
+                                             for a, b in zip([0, *cuts[c]], [*cuts[c], table.num_rows])])
+                        for c in table.column_names})
+    assert [chunked.column(c).num_chunks for c in ("region", "num", "ikey")] == [3, 2, 3]
+    res = aggregate_frame_codes(chunked, ["region", "num"], "ikey", n_keys=256)
+    sizes = [len(d) for d in res.dictionaries]
+    cells = [[d[i] for d, i in zip(res.dictionaries, row)] for row in np.column_stack(np.unravel_index(res.index, sizes))]
+    path = tmp_path / "c.parquet"
+    pq.write_table(table, path)
+    assert (_by_cell(None, cells, res.counts, res.key_sums), True) == _duckdb(path, ["region", "num"], "ikey", 256)

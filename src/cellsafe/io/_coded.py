@@ -43,6 +43,11 @@ _LOW_BITS = 27
 # Records crossed at once (a frame in memory is read in slices of this many rows).
 _BATCH = 1 << 20
 
+# Records crossed per block: at least _MIN_BLOCK (and four per cell), at most _MAX_BLOCK; a block's
+# flat index and weights live in arrays kept across blocks.
+_MIN_BLOCK = 1 << 16
+_MAX_BLOCK = 1 << 20
+
 # Integer columns whose values span fewer than this many numbers are coded as value - minimum.
 _SHORT_RANGE = 4096
 
@@ -229,12 +234,22 @@ class _Crossing:
         self.running: tuple[list[int], np.ndarray, np.ndarray | None, list[np.ndarray]] | None = None
         self.limit = max(_MAX_DENSE, 2 * n_records)
         self.seen = 0
+        self.buffers: dict[str, np.ndarray] = {}
 
-    def add(self, columns: Sequence[Any], weights: np.ndarray | None, key_weights: list[np.ndarray]) -> bool:
+    def _scratch(self, name: str, n: int, dtype: Any) -> np.ndarray:
+        """A work array of ``n`` elements kept across blocks and batches (fresh memory costs page faults)."""
+        buf = self.buffers.get(name)
+        if buf is None or buf.size < n or buf.dtype != dtype:
+            buf = self.buffers[name] = np.empty(n, dtype=dtype)
+        return buf[:n]
+
+    def add(self, columns: Sequence[Any], weights: np.ndarray | None, key_weights: list[np.ndarray],
+            int_keys: np.ndarray | None = None, n_keys: int | None = None) -> bool:
         """Cross one batch: ``columns`` are its variables (arrow arrays or chunked arrays).
 
         ``weights``: the count of each row (None: 1 each); ``key_weights``: per key part, each
-        row's value.  False when the shortcut does not apply.
+        row's value; or ``int_keys``, each row's integer key in 0..n_keys - 1 (checked by the
+        caller).  False when the shortcut does not apply.
         """
         rows = len(columns[0])
         if rows == 0:
@@ -245,40 +260,48 @@ class _Crossing:
         for column, dictionary in zip(columns, self.dictionaries):
             chunks = column.chunks if hasattr(column, "chunks") else [column]
             coded = []
+            start = 0
             for chunk in chunks:
                 c = _chunk_codes(chunk, dictionary)
                 if c is None:
                     return False
-                coded.append(c)
+                coded.append((start, c[0], c[1], _identity(c[1])))
+                start += len(c[0])
             parts.append(coded)
         sizes = [d.size for d in self.dictionaries]  # so far: later batches may add values, never move them
         n_cells = _product(sizes)
         if n_cells > self.limit:
             return False
-        # the flat index, one variable at a time: its codes mapped through the dictionary positions
-        # times the variable's stride (the columns' chunks need not align)
-        flat = np.empty(rows, dtype=np.int64)
-        step = np.empty(rows, dtype=np.int64)
-        stride = 1
-        for j in range(len(parts) - 1, -1, -1):
-            start = 0
-            for codes, to_global in parts[j]:
-                end = start + len(codes)
-                target = (flat if j == len(parts) - 1 else step)[start:end]
-                if _identity(to_global):  # integer values that are their own codes: no lookup
-                    np.multiply(codes, stride, out=target, casting="unsafe")  # codes < size: no overflow
-                else:
-                    np.take(to_global * stride if stride != 1 else to_global, codes, out=target, mode="clip")
-                start = end
-            if j != len(parts) - 1:
-                flat += step
-            stride *= sizes[j]
-        del step
+        present = np.zeros(n_cells, dtype=np.int64)
+        counts = None if weights is None else np.zeros(n_cells)
+        n_parts = 1 if int_keys is not None else len(key_weights)
+        sums = [np.zeros(n_cells) for _ in range(n_parts)]
+        # blocks of rows small enough for the cache, large enough that each block's count vectors cost little
+        block = min(rows, _MAX_BLOCK, max(_MIN_BLOCK, 4 * n_cells))
+        shift = _packing_shift(block, n_keys) if int_keys is not None and weights is None else None
+        for lo in range(0, rows, block):
+            hi = min(rows, lo + block)
+            flat = self._flat_index(parts, sizes, lo, hi)
+            if shift is not None:
+                # one bincount gives each cell's records and key sum: key + 2^shift per record, exact in float64
+                packed = self._scratch("weights", hi - lo, np.float64)
+                np.add(int_keys[lo:hi], float(1 << shift), out=packed, casting="unsafe")
+                total = np.bincount(flat, weights=packed, minlength=n_cells)
+                n_records = np.floor(total * (1.0 / (1 << shift)))
+                present += n_records.astype(np.int64)
+                sums[0] += total - n_records * float(1 << shift)
+                continue
+            present += np.bincount(flat, minlength=n_cells)
+            if counts is not None:
+                counts += np.bincount(flat, weights=weights[lo:hi], minlength=n_cells)  # type: ignore[index]
+            if int_keys is not None:
+                w = self._scratch("weights", hi - lo, np.float64)
+                np.copyto(w, int_keys[lo:hi], casting="unsafe")
+                sums[0] += np.bincount(flat, weights=w, minlength=n_cells)
+            else:
+                for total, part in zip(sums, key_weights):
+                    total += np.bincount(flat, weights=part[lo:hi], minlength=n_cells)
         del parts
-        present = np.bincount(flat, minlength=n_cells)
-        counts = None if weights is None else np.bincount(flat, weights=weights, minlength=n_cells)
-        sums = [np.bincount(flat, weights=w, minlength=n_cells) for w in key_weights]
-        del flat
         if self.running is not None and self.running[0] == sizes and (counts is None) == (self.running[2] is None):
             # the same cells as the batches before: add to their running sums (the float sums of whole numbers
             # below 2^53 are exact, as the final merge's would be)
@@ -292,6 +315,38 @@ class _Crossing:
             self._close_running()
             self.running = (sizes, present, counts, sums)
         return True
+
+    def _flat_index(self, parts: list[list[tuple[int, np.ndarray, np.ndarray, bool]]], sizes: list[int],
+                    lo: int, hi: int) -> np.ndarray:
+        """Rows lo..hi's flat cell index, row-major over the dictionaries (Horner's scheme, in a kept array).
+
+        Each variable's codes are mapped through its dictionary positions (no lookup where they are their
+        own positions); the columns' chunks need not align.
+        """
+        flat = self._scratch("flat", hi - lo, np.int64)
+        step = None
+        for j, chunks in enumerate(parts):
+            if j:
+                flat *= sizes[j]
+            for start, codes, to_global, identity in chunks:
+                a, b = max(lo, start), min(hi, start + len(codes))
+                if a >= b:
+                    continue
+                piece, target = codes[a - start:b - start], flat[a - lo:b - lo]
+                if j == 0:
+                    if identity:
+                        np.copyto(target, piece, casting="unsafe")
+                    else:
+                        np.take(to_global, piece, out=target, mode="clip")
+                elif identity:  # codes below the variable's size: no overflow
+                    np.add(target, piece, out=target, casting="unsafe")
+                else:
+                    if step is None:
+                        step = self._scratch("step", hi - lo, np.int64)
+                    mapped = step[: b - a]
+                    np.take(to_global, piece, out=mapped, mode="clip")
+                    target += mapped
+        return flat
 
     def _close_running(self) -> None:
         """Keep the running sums' non-empty cells (their codes by variable) and start no new ones."""
@@ -345,15 +400,28 @@ class _Crossing:
                           key_sums, integer, tuple(d.declared for d in self.dictionaries))
 
 
-def _key_weights(chunks: list[np.ndarray], integer: bool, n_keys: int | None) -> list[np.ndarray] | None:
-    """Per key part, each record's weight for the key sums; None when a key is out of range."""
+def _packing_shift(rows: int, n_keys: int | None) -> int | None:
+    """The power of two that packs a record (2^shift) and its integer key (below 2^shift) into one float64
+    weight, so that ``rows`` records' sums stay exact (below 2^53); None when no power fits."""
+    if n_keys is None or rows <= 0:
+        return None
+    shift = max(1, (rows * (int(n_keys) - 1)).bit_length())  # a cell's key sum stays below 2^shift
+    return shift if rows * ((1 << shift) + int(n_keys)) < 2**53 else None
+
+
+def _integer_keys(chunks: list[np.ndarray], n_keys: int) -> np.ndarray | None:
+    """Each record's integer key (as stored); None when a key is outside 0..n_keys - 1."""
+    keys = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+    if keys.size and (keys.min() < 0 or keys.max() > int(n_keys) - 1):
+        return None
+    return keys
+
+
+def _key_weights(chunks: list[np.ndarray]) -> list[np.ndarray] | None:
+    """Per half of the uniform keys' fixed-point values, each record's weight; None when a key is out of [0, 1)."""
     keys = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
     if not keys.size:
-        return [keys.astype(np.float64)] if integer else [keys.astype(np.float64)] * 2
-    if integer:
-        if keys.min() < 0 or keys.max() > int(n_keys) - 1:  # type: ignore[arg-type]
-            return None
-        return [keys.astype(np.float64)]
+        return [keys.astype(np.float64)] * 2
     if not np.all(np.isfinite(keys)) or keys.min() < 0 or keys.max() >= 1:
         return None
     fixed = np.floor(keys.astype(np.float64) * float(2**FLOAT_KEY_BITS)).astype(np.uint64)
@@ -407,6 +475,7 @@ def _cross(
             if total >= 2.0**53:  # float sums stop being exact: DuckDB sums in 128 bits
                 return None
         key_weights: list[np.ndarray] = []
+        int_keys = None
         if integer is not None:
             if key_values is not None:
                 chunks = [key_values[start:start + rows]]
@@ -414,11 +483,16 @@ def _cross(
                 chunks = _numeric_chunks(batch.column(record_key))  # type: ignore[assignment]
                 if chunks is None:
                     return None
-            kw = _key_weights(chunks, integer, n_keys)
-            if kw is None:
-                return None
-            key_weights = kw
-        if not crossing.add([batch.column(v) for v in variables], weights, key_weights):
+            if integer:
+                int_keys = _integer_keys(chunks, n_keys)  # type: ignore[arg-type]
+                if int_keys is None:
+                    return None
+            else:
+                kw = _key_weights(chunks)
+                if kw is None:
+                    return None
+                key_weights = kw
+        if not crossing.add([batch.column(v) for v in variables], weights, key_weights, int_keys, n_keys):
             return None
         start += rows
     return crossing.result(n_keys, integer)
