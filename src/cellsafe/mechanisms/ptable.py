@@ -190,12 +190,18 @@ class PTable(GeneratedTable):
         cycle: int | None = None,
         params: dict | None = None,
     ) -> None:
-        P = np.array(probabilities, dtype=np.float64)
+        P = np.array(probabilities, dtype=np.float64)  # copies: the caller's arrays stay theirs
+        K = None if key_noise is None else np.array(key_noise, dtype=np.int64)
+        self._set(P, K, cycle, params)
+
+    def _set(self, P: np.ndarray, K: np.ndarray | None, cycle: int | None, params: dict | None) -> None:
+        """Check and keep the table's own arrays (made for it, never shared: they become read-only)."""
         if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] < 1:
             raise InvalidArgumentError(f"ptable probabilities must be a 2-d array (rows i = 0..ncat). Got shape {P.shape}.")
-        if not np.all(np.isfinite(P)) or np.any(P < 0):
-            raise DataError("ptable probabilities must be finite and non-negative.")
         sums = P.sum(axis=1)
+        # a NaN fails the minimum's test; +inf (the minimum then finite) makes its row's sum infinite
+        if not (P.min() >= 0) or not np.all(np.isfinite(sums)):
+            raise DataError("ptable probabilities must be finite and non-negative.")
         bad = np.flatnonzero(np.abs(sums - 1.0) > 1e-6)
         if bad.size:
             raise DataError(f"ptable row i={bad[0]} sums to {sums[bad[0]]:.8g}, not 1.")
@@ -209,18 +215,14 @@ class PTable(GeneratedTable):
         if cycle is not None:
             cycle = check_integer(cycle, "cycle", "PTable", low=1, high=max(ncat, 1))
         self._cycle = cycle
-        if key_noise is not None:
-            K = np.array(key_noise, dtype=np.int64)
+        if K is not None:
             if K.ndim != 2 or K.shape[0] != P.shape[0]:
                 raise InvalidArgumentError(
                     f"key_noise must have one row per original count 0..{ncat}. Got shape {K.shape}."
                 )
-            rel = np.arange(K.shape[0])[:, None] + K
-            if np.any(rel < 0):
+            if (np.arange(K.shape[0])[:, None] + K).min() < 0:
                 raise DataError("key_noise would release a negative count.")
             K.setflags(write=False)
-        else:
-            K = None
         self._K = K
         self._generation = dict(params or {})
         self._frozen = True
@@ -403,10 +405,17 @@ class PTable(GeneratedTable):
         if rel.min() < 0:
             raise DataError("ONS ptable: a pvalue would release a negative count.")
         width = int(rel.max()) + 1
-        # each key adds 1 / n_keys to the column it releases, in row order (the sums of np.add.at, by bincount)
-        flat = (np.arange(ncat + 1)[:, None] * width + rel).reshape(-1)
-        P = np.bincount(flat, weights=np.full(flat.size, 1.0 / n_keys), minlength=(ncat + 1) * width)
-        return cls(P.reshape(ncat + 1, width), key_noise=K, cycle=min(250, ncat), params={"layout": "ons", "n_keys": n_keys})
+        # each key adds 1 / n_keys to the column it releases, in row order (the sums of np.add.at, by bincount;
+        # with n_keys a power of two every partial sum is exact, so the count of keys times 1 / n_keys is the same)
+        rel += (np.arange(ncat + 1) * width)[:, None]
+        flat = rel.reshape(-1)
+        if n_keys & (n_keys - 1) == 0:
+            P = np.bincount(flat, minlength=(ncat + 1) * width) * (1.0 / n_keys)
+        else:
+            P = np.bincount(flat, weights=np.full(flat.size, 1.0 / n_keys), minlength=(ncat + 1) * width)
+        table = cls.__new__(cls)
+        table._set(P.reshape(ncat + 1, width), K, min(250, ncat), {"layout": "ons", "n_keys": n_keys})
+        return table
 
     def to_frame(self, layout: str = "sdc", n_keys: int = 256) -> pd.DataFrame:
         """The table as a frame in the sdcTools or the ONS layout.
@@ -583,7 +592,7 @@ def _read_ons_csv(path: "str | os.PathLike[str]") -> tuple[np.ndarray, np.ndarra
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
-        table = pacsv.read_csv(path)
+        table = pacsv.read_csv(path, read_options=pacsv.ReadOptions(use_threads=False))  # a few MB: one thread
     except Exception:  # noqa: BLE001  pyarrow absent, or a file it cannot read: pandas decides
         return None
     names = [str(c).strip().lower() for c in table.column_names]
@@ -595,5 +604,6 @@ def _read_ons_csv(path: "str | os.PathLike[str]") -> tuple[np.ndarray, np.ndarra
         if not pa.types.is_int64(column.type) or column.null_count:  # Arrow infers int64 for integers
             return None
         column = column.combine_chunks()  # (a cast would import pyarrow.compute, a tenth of a second)
-        out.append(np.frombuffer(column.buffers()[1], dtype=np.int64, count=len(column), offset=column.offset * 8).copy())
+        # a read-only view of Arrow's buffer (kept alive by it): the columns are only read
+        out.append(np.frombuffer(column.buffers()[1], dtype=np.int64, count=len(column), offset=column.offset * 8))
     return out[0], out[1], out[2]
