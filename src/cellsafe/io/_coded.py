@@ -196,6 +196,19 @@ def _chunk_codes(chunk: Any, dictionary: _Dictionary) -> tuple[np.ndarray, np.nd
         encoded = chunk.dictionary_encode()
         local, codes = encoded.dictionary, _view(encoded.indices)
     else:
+        fixed = _fixed_width_text(chunk) if not pa.types.is_integer(t) and not pa.types.is_boolean(t) else None
+        if fixed is not None:  # short text of one width: hashed as the integers its bytes make
+            values, width, size = fixed
+            encoded = pa.array(values).dictionary_encode()
+            if len(encoded.dictionary) > _MAX_LOCAL:
+                return None
+            codes = _view(encoded.indices)
+            try:
+                texts = [v.to_bytes(size, "little")[:width].decode() for v in encoded.dictionary.to_pylist()]
+            except UnicodeDecodeError:
+                return None
+            to_global = dictionary.positions(texts)
+            return None if to_global is None else (codes, to_global)
         encoded = chunk.dictionary_encode()
         local, codes = encoded.dictionary, _view(encoded.indices)
     if len(local) > _MAX_LOCAL:
@@ -204,6 +217,35 @@ def _chunk_codes(chunk: Any, dictionary: _Dictionary) -> tuple[np.ndarray, np.nd
     if to_global is None:
         return None
     return codes, to_global
+
+
+def _fixed_width_text(chunk: Any) -> tuple[np.ndarray, int, int] | None:
+    """A text chunk whose values all hold the same number of bytes, 1 to 8, as one unsigned integer per value
+    (its bytes zero-padded to 1, 2, 4 or 8, little-endian): equal values, equal integers, and back by
+    ``int.to_bytes``.  Hashing these integers costs less than half what hashing the text costs.  None for
+    any other chunk (empty text, values of several widths or longer than 8 bytes)."""
+    import pyarrow as pa
+
+    n = len(chunk)
+    if n == 0 or not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
+        return None
+    step = np.dtype(np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=step, count=n + 1, offset=chunk.offset * step.itemsize)
+    first, total = int(offsets[0]), int(offsets[-1]) - int(offsets[0])
+    width = total // n
+    if total != width * n or not 1 <= width <= 8:
+        return None
+    for lo in range(0, n, _MIN_BLOCK):  # every value of that width (in blocks: no temporary of the chunk's size)
+        if not np.all(np.diff(offsets[lo:lo + _MIN_BLOCK + 1]) == width):
+            return None
+    size = next(b for b in (1, 2, 4, 8) if b >= width)
+    if size == width:
+        values = np.frombuffer(chunk.buffers()[2], dtype=f"<u{size}", count=n, offset=first)
+    else:
+        padded = np.zeros((n, size), dtype=np.uint8)
+        padded[:, :width] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=total, offset=first).reshape(n, width)
+        values = padded.view(f"<u{size}").reshape(n)
+    return values, width, size
 
 
 def _identity(to_global: np.ndarray) -> bool:
