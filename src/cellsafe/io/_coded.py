@@ -314,10 +314,18 @@ class _Crossing:
         n_cells = _product(sizes)
         if n_cells > self.limit:
             return False
-        present = np.zeros(n_cells, dtype=np.int64)
-        counts = None if weights is None else np.zeros(n_cells)
         n_parts = 1 if int_keys is not None else len(key_weights)
-        sums = [np.zeros(n_cells) for _ in range(n_parts)]
+        run = self.running
+        if run is not None and run[0] == sizes and (weights is None) == (run[2] is None):
+            # the same cells as the batches before: add to their running sums (the float sums of whole numbers
+            # below 2^53 are exact, as the final merge's would be)
+            _, present, counts, sums = run
+        else:
+            self._close_running()
+            present = np.zeros(n_cells, dtype=np.int64)
+            counts = None if weights is None else np.zeros(n_cells)
+            sums = [np.zeros(n_cells) for _ in range(n_parts)]
+            self.running = (sizes, present, counts, sums)
         # blocks of rows small enough for the cache, large enough that each block's count vectors cost little
         block = min(rows, _MAX_BLOCK, max(_MIN_BLOCK, 4 * n_cells))
         shift = _packing_shift(block, n_keys) if int_keys is not None and weights is None else None
@@ -329,9 +337,13 @@ class _Crossing:
                 packed = self._scratch("weights", hi - lo, np.float64)
                 np.add(int_keys[lo:hi], float(1 << shift), out=packed, casting="unsafe")
                 total = np.bincount(flat, weights=packed, minlength=n_cells)
-                n_records = np.floor(total * (1.0 / (1 << shift)))
-                present += n_records.astype(np.int64)
-                sums[0] += total - n_records * float(1 << shift)
+                records = self._scratch("records", n_cells, np.float64)  # in place: no temporaries per cell
+                np.multiply(total, 1.0 / (1 << shift), out=records)
+                np.floor(records, out=records)
+                np.add(present, records, out=present, casting="unsafe")
+                np.multiply(records, float(1 << shift), out=records)
+                np.subtract(total, records, out=total)
+                sums[0] += total
                 continue
             present += np.bincount(flat, minlength=n_cells)
             if counts is not None:
@@ -343,19 +355,6 @@ class _Crossing:
             else:
                 for total, part in zip(sums, key_weights):
                     total += np.bincount(flat, weights=part[lo:hi], minlength=n_cells)
-        del parts
-        if self.running is not None and self.running[0] == sizes and (counts is None) == (self.running[2] is None):
-            # the same cells as the batches before: add to their running sums (the float sums of whole numbers
-            # below 2^53 are exact, as the final merge's would be)
-            _, run_present, run_counts, run_sums = self.running
-            run_present += present
-            if run_counts is not None:
-                run_counts += counts
-            for total, part in zip(run_sums, sums):
-                total += part
-        else:
-            self._close_running()
-            self.running = (sizes, present, counts, sums)
         return True
 
     def _flat_index(self, parts: list[list[tuple[int, np.ndarray, np.ndarray, bool]]], sizes: list[int],
@@ -398,7 +397,7 @@ class _Crossing:
         self.running = None
         nz = np.flatnonzero(present)
         self.rows.append(present[nz])
-        self.counts.append(present[nz] if counts is None else counts[nz])
+        self.counts.append(self.rows[-1] if counts is None else counts[nz])
         self.sums.append([s[nz] for s in sums])
         self.last = (nz, sizes)
         rest = nz
@@ -433,12 +432,15 @@ class _Crossing:
         key_sums = None
         if integer is not None:
             if integer:
-                key_sums = (merged[0].astype(np.int64) % int(n_keys)).astype(np.uint64)  # type: ignore[arg-type]
+                key_sums = merged[0].astype(np.int64)
+                np.remainder(key_sums, int(n_keys), out=key_sums)  # type: ignore[arg-type]
+                key_sums = key_sums.view(np.uint64)  # non-negative: the same numbers
             else:
                 low, high = (m.astype(np.uint64) for m in merged)
                 # modulo 2^64 wrap-around is harmless: 2^53 divides 2^64
                 key_sums = ((high << np.uint64(_LOW_BITS)) + low) & np.uint64((1 << FLOAT_KEY_BITS) - 1)
-        return CodedCells([d.values for d in self.dictionaries], nz.astype(np.int64), total.astype(np.int64),
+        return CodedCells([d.values for d in self.dictionaries], nz.astype(np.int64, copy=False),
+                          total.astype(np.int64, copy=False),
                           key_sums, integer, tuple(d.declared for d in self.dictionaries))
 
 
