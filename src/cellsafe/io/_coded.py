@@ -620,11 +620,12 @@ def aggregate_parquet_codes(
     if not _is_parquet_file(source) or isinstance(variables, str) or not len(variables):
         return None
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from ._parquet import open_parquet, parquet_schema
 
     variables = list(variables)
     try:
-        schema = pq.read_schema(source)
+        schema = parquet_schema(source)
     except Exception:  # noqa: BLE001  an unreadable file: DuckDB's reader says why
         return None
     others = [c for c in (record_key, count) if c is not None]
@@ -641,9 +642,9 @@ def aggregate_parquet_codes(
             return None
     text = [v for v in variables if pa.types.is_string(schema.field(v).type) or pa.types.is_large_string(schema.field(v).type)]
     try:
-        # ParquetFile reads without the dataset layer (whose import brings pandas); one row group
-        # at a time keeps the records' codes small
-        with pq.ParquetFile(source, read_dictionary=text) as pf:
+        # the Parquet reader alone (no dataset layer, whose import brings pandas, nor filesystems); one row
+        # group at a time keeps the records' codes small
+        with open_parquet(source, read_dictionary=text) as pf:
             n = pf.metadata.num_rows
             if n == 0 or (integer and n * float(n_keys) >= 2.0**53):  # type: ignore[arg-type]
                 return None

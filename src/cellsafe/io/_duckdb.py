@@ -231,9 +231,9 @@ def file_columns(path: "str | os.PathLike[str]") -> list[str]:
         return names
     if Path(path).name.lower().endswith(_PARQUET):
         try:  # a Parquet file's footer names its columns: no need to start DuckDB
-            import pyarrow.parquet as pq
+            from ._parquet import parquet_schema
 
-            names = list(pq.read_schema(path).names)
+            names = list(parquet_schema(path).names)
             if len(set(names)) == len(names):
                 return names
         except Exception:  # noqa: BLE001  DuckDB reads it, or says why it cannot
