@@ -21,9 +21,13 @@ def _frame(rng, n, counts):
     return df, cols
 
 
+@pytest.mark.parametrize("rows_at_once", [1 << 14, 7])  # one block, or blocks of 7 rows (the last one shorter)
 @pytest.mark.parametrize("big", [False, True])
 @pytest.mark.parametrize("escape", [False, True])
-def test_same_bytes_as_pandas(tmp_path, big, escape):
+def test_same_bytes_as_pandas(tmp_path, monkeypatch, big, escape, rows_at_once):
+    import cellsafe.io._csv as writer
+
+    monkeypatch.setattr(writer, "_ROWS", rows_at_once)
     rng = np.random.default_rng(3)
     n = 2000
     counts = rng.integers(0, 5_000_000_000 if big else 500, n).astype(np.float64)

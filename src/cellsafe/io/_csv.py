@@ -153,27 +153,33 @@ def _escape(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def _label_matrix(fields: list[bytes], codes: np.ndarray) -> np.ndarray:
-    table = np.array(fields, dtype=f"S{max(1, max(map(len, fields)))}")
-    return table[codes].view(np.uint8).reshape(codes.shape[0], table.dtype.itemsize)
+def _fields(fields: list[bytes]) -> np.ndarray:
+    """Fields as one fixed-width bytes array (NUL-padded)."""
+    return np.array(fields, dtype=f"S{max(1, max(map(len, fields)))}")
 
 
-def _count_matrix(values: np.ndarray) -> np.ndarray:
-    """Integers (NaN for missing) as text, one row of bytes per value; missing gives an empty field."""
+def _count_column(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Integers (NaN for missing) as text: a table of fields and each value's row in it (an empty field where
+    missing), or the values' own fields and None."""
     missing = np.isnan(values)
-    return _int_matrix(np.where(missing, 0, values).astype(np.int64), missing)
+    return _int_column(np.where(missing, 0, values).astype(np.int64), missing)
 
 
-def _int_matrix(ints: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
-    """int64 values as text, one row of bytes per value (an empty field where ``missing``)."""
+def _int_column(ints: np.ndarray, missing: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """int64 values as text (an empty field where ``missing``): a table of fields and each value's row in it,
+    or the values' own fields and None."""
     lo, hi = (int(ints.min()), int(ints.max())) if ints.size else (0, 0)
     if lo >= 0 and hi < 1 << 20:  # small counts: format each value once
         fields = [str(i).encode() for i in range(hi + 1)] + [b""]
-        return _label_matrix(fields, ints if missing is None else np.where(missing, hi + 1, ints))
+        return _fields(fields), (ints if missing is None else np.where(missing, hi + 1, ints)).astype(np.intp, copy=False)
     text = ints.astype("S21")
     if missing is not None:
         text[missing] = b""
-    return text.view(np.uint8).reshape(ints.shape[0], text.dtype.itemsize)
+    return text, None
+
+
+# Rows assembled at once: their bytes stay in the cache, and no array holds the whole file twice.
+_ROWS = 1 << 14
 
 
 def write_coded_csv(
@@ -214,7 +220,7 @@ def write_coded_csv(
     'sex,count\\nF,3\\n"M, X",\\n'
     """
     n = None
-    blocks: list[np.ndarray] = []
+    sources: list[tuple[np.ndarray, np.ndarray | None]] = []  # per column: fields, and each row's field (or None)
     for col in columns:
         if isinstance(col, CodedColumn):
             # integer (and boolean) labels as pandas writes them in a column of objects: str(x)
@@ -223,35 +229,39 @@ def write_coded_csv(
                       str(x) if isinstance(x, (int, np.integer)) else x for x in col.labels]
             if any(not isinstance(x, str) or "\x00" in x for x in labels):
                 return False
-            block = _label_matrix([_field(x) for x in labels] or [b""], col.codes.astype(np.intp, copy=False))
+            source = (_fields([_field(x) for x in labels] or [b""]), col.codes.astype(np.intp, copy=False))
         elif np.issubdtype(np.asarray(col).dtype, np.integer):  # integers as they are, exact at any size
-            block = _int_matrix(np.asarray(col).astype(np.int64, copy=False))
+            source = _int_column(np.asarray(col).astype(np.int64, copy=False))
         else:
             values = np.asarray(col, dtype=np.float64)
             finite = values[~np.isnan(values)]
             if not np.all(np.isfinite(finite)) or np.any(finite != np.floor(finite)) or np.any(np.abs(finite) >= 2.0**63):
                 return False
-            block = _count_matrix(values)
-        if n is not None and block.shape[0] != n:
+            source = _count_column(values)
+        rows = source[0].shape[0] if source[1] is None else source[1].shape[0]
+        if n is not None and rows != n:
             raise ValueError("columns of different lengths")
-        n = block.shape[0]
-        blocks.append(block)
+        n = rows
+        sources.append(source)
     names = [_escape(h) for h in header] if escape_formulas else list(header)
     text = io.StringIO(newline="")
     csv.writer(text, lineterminator=os.linesep, quoting=csv.QUOTE_MINIMAL).writerow(names)
     head = text.getvalue().encode("utf-8")
-    sep = np.full((n or 0, 1), ord(","), dtype=np.uint8)
+    n = n or 0
+    sep = np.full((min(n, _ROWS), 1), ord(","), dtype=np.uint8)
     end = np.frombuffer(os.linesep.encode(), dtype=np.uint8)
-    parts: list[np.ndarray] = []
-    for k, block in enumerate(blocks):
-        if k:
-            parts.append(sep)
-        parts.append(block)
-    parts.append(np.broadcast_to(end, (n or 0, end.size)))
-    rows = np.concatenate(parts, axis=1) if n else np.zeros((0, 1), dtype=np.uint8)
-    # padding of the fixed-width fields is NUL, which no field holds: dropping it leaves the rows
-    body = rows[rows != 0].tobytes()
     with open(path, "wb") as fh:
         fh.write(head)
-        fh.write(body)
+        for lo in range(0, n, _ROWS):
+            hi = min(n, lo + _ROWS)
+            parts: list[np.ndarray] = []
+            for k, (fields, rows_field) in enumerate(sources):
+                if k:
+                    parts.append(sep[: hi - lo])
+                block = fields[lo:hi] if rows_field is None else fields[rows_field[lo:hi]]
+                parts.append(block.view(np.uint8).reshape(hi - lo, fields.dtype.itemsize))
+            parts.append(np.broadcast_to(end, (hi - lo, end.size)))
+            rows_bytes = np.concatenate(parts, axis=1)
+            # padding of the fixed-width fields is NUL, which no field holds: dropping it leaves the rows
+            fh.write(rows_bytes[rows_bytes != 0].tobytes())
     return True
