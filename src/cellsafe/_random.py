@@ -31,7 +31,8 @@ import numpy as np
 from ._secure import SecureGenerator, SecureSeed
 from .exceptions import InvalidArgumentError
 
-RNGLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator, str, SecureSeed, SecureGenerator]
+# numpy's generator types by name: importing numpy.random costs a short command some milliseconds it may not need
+RNGLike = Union[None, int, np.integer, "np.random.SeedSequence", "np.random.Generator", str, SecureSeed, SecureGenerator]
 
 __all__ = [
     "RNGLike",

@@ -315,6 +315,9 @@ class _Crossing:
         if n_cells > self.limit:
             return False
         n_parts = 1 if int_keys is not None else len(key_weights)
+        present: np.ndarray
+        counts: np.ndarray | None
+        sums: list[np.ndarray]
         run = self.running
         if run is not None and run[0] == sizes and (weights is None) == (run[2] is None):
             # the same cells as the batches before: add to their running sums (the float sums of whole numbers
@@ -332,7 +335,7 @@ class _Crossing:
         for lo in range(0, rows, block):
             hi = min(rows, lo + block)
             flat = self._flat_index(parts, sizes, lo, hi)
-            if shift is not None:
+            if shift is not None and int_keys is not None:
                 # one bincount gives each cell's records and key sum: key + 2^shift per record, exact in float64
                 packed = self._scratch("weights", hi - lo, np.float64)
                 np.add(int_keys[lo:hi], float(1 << shift), out=packed, casting="unsafe")
@@ -429,7 +432,7 @@ class _Crossing:
             total = np.bincount(flat, weights=np.concatenate(self.counts).astype(np.float64), minlength=n_cells)[nz]
             merged = [np.bincount(flat, weights=np.concatenate([w[i] for w in self.sums]), minlength=n_cells)[nz]
                       for i in range(len(self.sums[0]))]
-        key_sums = None
+        key_sums: np.ndarray | None = None
         if integer is not None:
             if integer:
                 key_sums = merged[0].astype(np.int64)

@@ -221,6 +221,7 @@ def write_coded_csv(
     """
     n = None
     sources: list[tuple[np.ndarray, np.ndarray | None]] = []  # per column: fields, and each row's field (or None)
+    source: tuple[np.ndarray, np.ndarray | None]
     for col in columns:
         if isinstance(col, CodedColumn):
             # integer (and boolean) labels as pandas writes them in a column of objects: str(x)

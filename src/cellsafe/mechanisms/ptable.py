@@ -409,6 +409,7 @@ class PTable(GeneratedTable):
         # with n_keys a power of two every partial sum is exact, so the count of keys times 1 / n_keys is the same)
         rel += (np.arange(ncat + 1) * width)[:, None]
         flat = rel.reshape(-1)
+        P: np.ndarray
         if n_keys & (n_keys - 1) == 0:
             P = np.bincount(flat, minlength=(ncat + 1) * width) * (1.0 / n_keys)
         else:
