@@ -4,8 +4,9 @@
    own venv: ``CELLSAFE_ONS_PYTHON`` or /work/peers/ons): 5e6 records with an integer record key
    0..255 over variables of 300 x 20 x 4 x 19 categories; a 2-way (area x eth) and a 4-way
    publication; on three inputs: text columns in Parquet (dictionary-encoded), the same records with
-   integer-coded categories in Parquet, and a pandas frame handed to the library in the call.  Whole
-   processes: ``cellsafe publish`` from the file, or a script reading the frame with pandas and
+   integer-coded categories in Parquet, and a pandas frame handed to the library in the call (text
+   columns, as pandas reads the first file); and a row added beside them: the same records saved from
+   pandas categoricals, which pandas reads back as a frame of categorical columns.  Whole processes: ``cellsafe publish`` from the file, or a script reading the frame with pandas and
    calling ``CellKeyMethod.perturb`` (``ckm_frame.py``), against the ONS script (``peer_ons_ckm.py``:
    pandas reads the file, then the package's call); CPU seconds (the figure to compare on a shared
    machine), wall seconds and peak memory, with the in-call CPU seconds for the frame; outputs
@@ -103,6 +104,13 @@ def _integer_coded(text: Path, path: Path) -> None:
         path, index=False)
 
 
+def _categorical(text: Path, path: Path) -> None:
+    """The same records with pandas categorical columns, as a user who converts text to categories saves them
+    (pandas reads them back as categoricals: both scripts receive categorical columns)."""
+    df = pd.read_parquet(text)
+    df.astype({c: "category" for c in df.columns if c != "record_key"}).to_parquet(path, index=False)
+
+
 def cell_key_method(folder: Path, repeat: int = 3) -> None:
     """The cell key method on three inputs: text Parquet, integer-coded Parquet, a pandas frame in the call."""
     print("cell key method vs ONS cell_key_perturbation (5e6 records, 10-5 ptable)")
@@ -115,9 +123,10 @@ def cell_key_method(folder: Path, repeat: int = 3) -> None:
 
     version = subprocess.run([ons, "-c", "from importlib.metadata import version; print(version('cell_key_perturbation'))"],
                              capture_output=True, text=True).stdout.strip()
-    text, ints = folder / "records.parquet", folder / "records_int.parquet"
+    text, ints, cats = folder / "records.parquet", folder / "records_int.parquet", folder / "records_cat.parquet"
     _ckm_records(text)
     _integer_coded(text, ints)
+    _categorical(text, cats)
     _byte_compile_cellsafe()
     print(f"  cell_key_perturbation {version} ({ons}); figures: best CPU seconds of {repeat} whole processes "
           "(user + system, getrusage of the children), wall seconds, peak resident memory")
@@ -131,6 +140,7 @@ def cell_key_method(folder: Path, repeat: int = 3) -> None:
             ("text Parquet", text, None),
             ("integer Parquet", ints, None),
             ("pandas frame in the call", text, [sys.executable, HERE / "ckm_frame.py"]),
+            ("pandas frame of categorical columns in the call (an added row)", cats, [sys.executable, HERE / "ckm_frame.py"]),
         ):
             ours, theirs = folder / "cellsafe.csv", folder / "ons.csv"
             m_ons = measure_process([ons, HERE / "peer_ons_ckm.py", records, PTABLE, ",".join(names), theirs], repeat)
