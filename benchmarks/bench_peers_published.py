@@ -6,8 +6,9 @@
    publication; on three inputs: text columns in Parquet (dictionary-encoded), the same records with
    integer-coded categories in Parquet, and a pandas frame handed to the library in the call (text
    columns, as pandas reads the first file); and a row added beside them: the same records saved from
-   pandas categoricals, which pandas reads back as a frame of categorical columns.  Whole processes: ``cellsafe publish`` from the file, or a script reading the frame with pandas and
-   calling ``CellKeyMethod.perturb`` (``ckm_frame.py``), against the ONS script (``peer_ons_ckm.py``:
+   pandas categoricals, which pandas reads back as a frame of categorical columns.  Whole processes:
+   ``cellsafe publish`` from the file, or a script reading the frame with pandas and calling
+   ``CellKeyMethod.perturb`` (``ckm_frame.py``), against the ONS script (``peer_ons_ckm.py``:
    pandas reads the file, then the package's call); CPU seconds (the figure to compare on a shared
    machine), wall seconds and peak memory, with the in-call CPU seconds for the frame; outputs
    compared cell by cell.  cellsafe's modules are byte-compiled first, as an installed package's
