@@ -139,3 +139,22 @@ def test_restore_bad_input(kwargs, exc, match):
     X = np.array([[1, 1, 0], [1, 0, 1]])
     with pytest.raises(exc, match=match):
         restore_additivity(X, **kwargs)
+
+
+@pytest.mark.parametrize("zeros", [True, False])
+def test_inner_positions_and_aggregate_of_a_sparse_table(zeros):
+    """A table of some non-zero cells in a publication of every cell (its own rows, no search) or of its non-zero
+    cells (rows found by search): the rows, and the published counts X^T y of the dense counts; a cell outside
+    the inner cells has no row and is refused."""
+    dense = np.zeros((2, 3, 2), dtype=np.int64)
+    dense[0, 1, 0], dense[1, 2, 1], dense[1, 0, 0] = 4, 7, 1
+    t = CountTable.from_dense(dense, VS)
+    pub = Publication.from_formula(t, "a*b + c", zeros=zeros)
+    rows = pub.inner_positions(np.asarray(t.index))
+    assert_array_equal(pub.inner_index[rows], t.index)
+    assert_array_equal(pub.aggregate(t), pub.X.T @ dense.reshape(-1)[pub.inner_index])
+    if not zeros:
+        assert pub.inner_positions(np.asarray([0])) is None
+        with pytest.raises(DataError, match="outside the publication's inner cells"):
+            pub.aggregate(CountTable.from_dense(np.ones((2, 3, 2), dtype=np.int64), VS))
+    assert pub.inner_positions(np.asarray([12 if zeros else 11])) is None

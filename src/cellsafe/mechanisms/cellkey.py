@@ -299,10 +299,10 @@ class CellKeyMethod(CellwiseMechanism[PublishedTable]):
         if groups.shape == pub.inner_index.shape and np.array_equal(groups, pub.inner_index):
             pos_c = np.arange(groups.size)  # the publication of the table's own cells
         else:
-            pos = np.searchsorted(pub.inner_index, groups)
-            pos_c = np.minimum(pos, pub.n_inner - 1)
-            if np.any(pub.inner_index[pos_c] != groups):
+            rows = pub.inner_positions(groups)
+            if rows is None:
                 raise DataError("some records fall in cells outside the publication's inner cells.")
+            pos_c = rows
         inner_keys = np.zeros(pub.n_inner, dtype=np.uint64)
         inner_keys[pos_c] = sums
         pkeys = self._published_keys(pub, inner_keys, m)

@@ -340,6 +340,21 @@ class Publication:
         """Number of inner cells (rows of X)."""
         return int(self.inner_index.shape[0])
 
+    def inner_positions(self, index: np.ndarray) -> np.ndarray | None:
+        """Each flat index's row among the inner cells (``index`` sorted, e.g. a table's non-zero cells), or None
+        where one is not an inner cell.  Inner cells that are all of 0..n_inner - 1 (a crossing of every
+        variable, zeros included) are their own rows: no search."""
+        n, inner = self.n_inner, self.inner_index
+        if not index.size:
+            return np.zeros(0, dtype=np.intp)
+        if not n:
+            return None
+        if inner[0] == 0 and inner[-1] == n - 1:  # sorted and distinct: exactly 0..n - 1
+            return index if index[0] >= 0 and index[-1] < n else None
+        # both sorted: a binary search, not a hash-based set difference
+        pos = np.minimum(np.searchsorted(inner, index), n - 1)
+        return pos if np.array_equal(inner[pos], index) else None
+
     @property
     def n_published(self) -> int:
         """Number of published cells (columns of X)."""
@@ -369,15 +384,16 @@ class Publication:
             self._check_table(values)
             if values.is_integer and (values.index is self.inner_index or np.array_equal(values.index, self.inner_index)):
                 return self.sum_by_cell(np.asarray(values.counts, dtype=np.int64))  # a publication of this table's cells
-            y = values.lookup(self.inner_index)
-            # both sorted: a binary search, not a hash-based set difference
-            pos = np.minimum(np.searchsorted(self.inner_index, values.index), self.n_inner - 1)
-            missing = values.index[self.inner_index[pos] != values.index]
-            if missing.size:
+            rows = self.inner_positions(values.index)
+            if rows is None:
+                pos = np.minimum(np.searchsorted(self.inner_index, values.index), max(self.n_inner - 1, 0))
+                missing = values.index[self.inner_index[pos] != values.index] if self.n_inner else values.index
                 raise DataError(
                     f"the table has {missing.size} non-zero cell(s) outside the publication's inner cells, for example "
                     f"({values.describe_cells(missing[:1])[0]}); build the publication from this table."
                 )
+            y = np.zeros(self.n_inner, dtype=values.counts.dtype)  # the table's counts at the inner cells
+            y[rows] = values.counts
         else:
             y = np.asarray(values)
             if y.shape != (self.n_inner,):
