@@ -205,3 +205,17 @@ def test_blocks_across_unaligned_chunks(records, tmp_path, monkeypatch):
     path = tmp_path / "c.parquet"
     pq.write_table(table, path)
     assert (_by_cell(None, cells, res.counts, res.key_sums), True) == _duckdb(path, ["region", "num"], "ikey", 256)
+
+
+@pytest.mark.parametrize("dtype", ["i1", "i2", "i8", "u1", "u8"])
+def test_integer_keys_out_of_range_are_refused(dtype):
+    """Keys outside 0..n_keys - 1 leave the shortcut (DuckDB's path says which), whatever their integer type."""
+    from cellsafe.io._coded import _integer_keys
+
+    info = np.iinfo(dtype)
+    for n_keys in (2, 100, 256, 2**40):
+        inside = np.array([0, min(n_keys - 1, info.max)], dtype=dtype)
+        assert _integer_keys([inside], n_keys) is inside
+        for bad in (info.min, -1, n_keys, info.max):
+            if info.min <= bad <= info.max and not 0 <= bad < n_keys:
+                assert _integer_keys([np.array([0, bad], dtype=dtype)], n_keys) is None, (bad, n_keys)

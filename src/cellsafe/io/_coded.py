@@ -459,9 +459,13 @@ def _packing_shift(rows: int, n_keys: int | None) -> int | None:
 def _integer_keys(chunks: list[np.ndarray], n_keys: int) -> np.ndarray | None:
     """Each record's integer key (as stored); None when a key is outside 0..n_keys - 1."""
     keys = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-    if keys.size and (keys.min() < 0 or keys.max() > int(n_keys) - 1):
-        return None
-    return keys
+    if not keys.size:
+        return keys
+    if keys.dtype.kind == "u" or int(n_keys) <= 1 << (8 * keys.dtype.itemsize - 1):
+        # one pass: read as unsigned, a negative key is at least 2^(bits - 1), beyond every key in range
+        top = int((keys.view(f"u{keys.dtype.itemsize}") if keys.dtype.kind == "i" else keys).max())
+        return None if top > int(n_keys) - 1 else keys
+    return None if keys.min() < 0 or keys.max() > int(n_keys) - 1 else keys
 
 
 def _key_weights(chunks: list[np.ndarray]) -> list[np.ndarray] | None:
