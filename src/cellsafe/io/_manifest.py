@@ -29,8 +29,8 @@ MANIFEST_NAME = "manifest.json"
 """The manifest's name inside an output folder."""
 
 
-def sha256_file(path: "str | os.PathLike[str]") -> str:
-    """The sha256 of a file's bytes, read into one small buffer (memory flat in the file's size).
+def sha256_file(path: "str | os.PathLike[str]", chunk: int = 1 << 20) -> str:
+    """The sha256 of a file's bytes, read in chunks (memory flat in the file's size).
 
     Examples
     --------
@@ -40,8 +40,14 @@ def sha256_file(path: "str | os.PathLike[str]") -> str:
     >>> sha256_file(f)[:16]
     'ba7816bf8f01cfea'
     """
+    h = hashlib.sha256()
     with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        while True:
+            block = fh.read(chunk)
+            if not block:
+                break
+            h.update(block)
+    return h.hexdigest()
 
 
 def manifest_path_for(output: "str | os.PathLike[str]") -> Path:
