@@ -199,7 +199,11 @@ def _chunk_codes(chunk: Any, dictionary: _Dictionary) -> tuple[np.ndarray, np.nd
         fixed = _fixed_width_text(chunk) if not pa.types.is_integer(t) and not pa.types.is_boolean(t) else None
         if fixed is not None:  # short text of one width: hashed as the integers its bytes make
             values, width, size = fixed
-            encoded = pa.array(values).dictionary_encode()
+            if values.ctypes.data % size:  # Arrow's numbers start aligned
+                values = values.copy()
+            # an Arrow view of the integers (pa.array would import pandas to look for its types)
+            ints = pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+            encoded = ints.dictionary_encode()
             if len(encoded.dictionary) > _MAX_LOCAL:
                 return None
             codes = _view(encoded.indices)
