@@ -47,3 +47,27 @@ def test_same_file_as_the_frame_and_no_pandas(tmp_path):
         frame = res.release_frame()
         (neutralise_formulas(frame) if escape else frame).to_csv(theirs, index=False)
         assert ours.read_bytes() == theirs.read_bytes()
+
+
+def test_a_variable_named_like_a_column_the_release_adds_is_refused(tmp_path):
+    """A variable named 'suppression' lost its labels to the marks, one named 'count' doubled the header: refused,
+    nothing written, in the library and the command."""
+    import pytest
+
+    from cellsafe.cli.main import main
+    from cellsafe.exceptions import DataError
+
+    for name in ("suppression", "count"):
+        d = pd.DataFrame({name: ["a", "a", "b", "b"], "sex": ["F", "M", "F", "M"], "n": [1, 5, 7, 9]})
+        table = CountTable.from_frame(d, [name, "sex"], "n")
+        [res] = CellSuppression(f"{name}*sex", rules=["freq<=3"]).sample(table)
+        with pytest.raises(DataError, match=f"variable is named '{name}'"):
+            res.release_frame()
+        with pytest.raises(DataError, match=f"variable is named '{name}'"):
+            res.write_csv(tmp_path / "x.csv")
+        path = tmp_path / f"{name}.csv"
+        d.to_csv(path, index=False)
+        out = tmp_path / f"{name}_out.csv"
+        assert main(["publish", str(path), "--count", "n", "--variables", f"{name},sex", "--formula", f"{name}*sex",
+                     "--method", "suppress", "--rule", "freq<=3", "--output", str(out), "--quiet"]) == 2
+        assert not out.exists() and not (tmp_path / "x.csv").exists()

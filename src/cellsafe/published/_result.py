@@ -167,6 +167,7 @@ class PublishedTable(Result):
         With ``details``, also ``original`` and (cell key method) ``cell_key``.  Cell suppression
         adds a ``suppression`` column: ``primary``, ``secondary`` or empty.
         """
+        self._check_columns(details)
         out = self.publication.cells()
         if details:
             out["original"] = self.original
@@ -176,6 +177,20 @@ class PublishedTable(Result):
         if self.suppression is not None:
             out["suppression"] = self.suppression
         return out
+
+    def _check_columns(self, details: bool = False) -> None:
+        """Refuse a layout where a column the release adds would take a variable's name (its labels lost)."""
+        added = {self.measure: "values"}
+        if self.suppression is not None:
+            added["suppression"] = "suppression marks"
+        if details:
+            added.update({"original": "original values", "cell_key": "cell keys"})
+        for name in self.publication.names:
+            if name in added:
+                raise DataError(
+                    f"A variable is named {name!r}, the name of the release's column of {added[name]}: rename the "
+                    f"variable (in the input and in --variables) before publishing, so that neither is lost."
+                )
 
     def release_frame(self) -> pd.DataFrame:
         """The cells as a release file holds them: a table id first (the crossing each cell belongs to:
@@ -203,6 +218,7 @@ class PublishedTable(Result):
 
         if self.measure != "count":
             return None
+        self._check_columns()
         pub = self.publication
         coded = pub.cell_codes()
         name = next(n for n in ("table", "table_id", "table_id_") if n not in coded and n != "count")
@@ -210,8 +226,6 @@ class PublishedTable(Result):
         header = [name, *coded, "count"]
         columns: list[Any] = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()), self.released]
         if self.suppression is not None:
-            if "suppression" in header:
-                return None
             marks, codes = np.unique(np.asarray(self.suppression, dtype=str), return_inverse=True)
             header.append("suppression")
             columns.append(CodedColumn(marks.tolist(), codes.reshape(-1)))
