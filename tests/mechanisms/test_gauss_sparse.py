@@ -148,6 +148,26 @@ def test_reruns_from_a_prefix_are_the_reruns_from_the_start(monkeypatch):
     assert sum(taken) > len(taken) / 2
 
 
+
+def test_dense_span_test_is_the_plain_loop(monkeypatch):
+    """The span test on the dense matrix (``_DenseTest``, used where the elimination is dense) gives the pattern
+    of the plain loop in rational arithmetic (above) on every table, and it is taken."""
+    from cellsafe.mechanisms import _singleton
+
+    asked = []
+    plain = _singleton._DenseTest.exposed
+
+    def counted(self, *args):
+        out = plain(self, *args)
+        asked.append(out.size)
+        return out
+
+    monkeypatch.setattr(_singleton, "choose_method", lambda X: "dense")
+    monkeypatch.setattr(_singleton._DenseTest, "exposed", counted)
+    for kind, seed in CASES[::2]:
+        test_singleton_protection_is_the_plain_loop(kind, seed)
+    assert asked and any(asked)
+
 def test_span_in_exact_arithmetic_by_hand():
     """x1 = e0 + e1, x2 = e1 + e2: x1 - x2 = e0 - e2 is in their span, e0 is not; a tracked e0 + e1 is exposed by x1."""
     span = SparseSpan(exact=True)
