@@ -354,7 +354,8 @@ def _protect_from_singletons(
     """The requirements against each contributor alone in a withheld cell (notes of :func:`protect_intervals`)."""
     n_lp = 0
     shortfalls = singleton_shortfalls(
-        Xc, values, suppressed.copy(), sensitive, sole, up_t, down_t, floor, apart, either, tol, outsider, inner=inner, free=free
+        Xc, values, suppressed.copy(), sensitive, sole, up_t, down_t, floor, apart, either, tol, outsider, inner=inner, free=free,
+        live=suppressed,
     )
     for p, _, mine, short in shortfalls:
         for _, is_upper, target in short:

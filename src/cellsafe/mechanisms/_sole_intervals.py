@@ -65,6 +65,7 @@ def singleton_shortfalls(
     *,
     inner: np.ndarray | None = None,
     free: np.ndarray | None = None,
+    live: np.ndarray | None = None,
 ) -> Any:
     """Yield ``(cell, contributor, its known cells, [(cell, upper side?, target), ...])`` for every
     requirement some contributor alone in a withheld cell does not leave met (``suppressed`` is the pattern).
@@ -110,6 +111,8 @@ def singleton_shortfalls(
     answers = asked.answer(each)
     for p, c, mine in each:
         short = answers[(p, c)]
+        if short and live is not None:
+            short = asked.again(p, mine, short, live)
         if short:
             yield p, c, mine, short
 
@@ -181,6 +184,24 @@ class _Questions:
         both = (~has_up | met_up) & (~has_down | met_down)
         # nothing asked on either side: settled
         return ~(has_up | has_down) | np.where(self.either[cells], either, both)
+
+    def again(self, p: int, known: np.ndarray, short: list[tuple[int, bool, float]], live: np.ndarray) -> list[tuple[int, bool, float]]:
+        """p's shortfalls for the reader who knows ``known``, asked again on the pattern ``live``.
+
+        ``live`` is the pattern as the caller has grown it since the questions were answered (cells
+        withheld since only take equations away, so every solution found is still one of this
+        reader's): where it has grown, a mixture or the joint model with those cells' rows freed too
+        may find the requirement met now.  ``short`` (the answer on the first pattern) where it has
+        not grown, or where a cell to free is empty (its inner cells left the model).
+        """
+        new = np.flatnonzero(np.asarray(live, dtype=bool) & ~self.suppressed)
+        f = np.setdiff1d(self.every, known)
+        if not new.size or np.any(self.values[new] == 0) or np.any(self.values[f] == 0):
+            return short
+        if self.mixed(np.array([p]), known)[0]:
+            return []
+        with self.joint.relaxed(new), self.joint.relaxed(f) as j:
+            return shortfalls(j, np.array([p]), self.values, self.up_t, self.down_t, self.no_width, self.floor, self.tol, self.either)
 
     def answer(self, questions: list[tuple[int, int, np.ndarray]]) -> dict[tuple[int, int], list[tuple[int, bool, float]]]:
         """The shortfalls of each question, by ``(p, c)``."""
