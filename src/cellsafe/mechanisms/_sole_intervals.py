@@ -112,6 +112,11 @@ def singleton_shortfalls(
     for p, c, mine in each:
         short = answers[(p, c)]
         if short and live is not None:
+            # c knows its own cells among those withheld since (as it knew them published)
+            grown = np.asarray(live, dtype=bool) & ~suppressed & (sole == c)
+            if apart and grown.any():
+                grown &= ~(np.asarray(Xc.T @ Xc[:, p].toarray().reshape(-1)).reshape(-1) > 0)
+            mine = np.union1d(mine, np.flatnonzero(grown)) if grown.any() else mine
             short = asked.again(p, mine, short, live)
         if short:
             yield p, c, mine, short
@@ -186,7 +191,7 @@ class _Questions:
         return ~(has_up | has_down) | np.where(self.either[cells], either, both)
 
     def again(self, p: int, known: np.ndarray, short: list[tuple[int, bool, float]], live: np.ndarray) -> list[tuple[int, bool, float]]:
-        """p's shortfalls for the reader who knows ``known``, asked again on the pattern ``live``.
+        """p's shortfalls for the reader who knows ``known`` (its cells withheld since included), asked again on ``live``.
 
         ``live`` is the pattern as the caller has grown it since the questions were answered (cells
         withheld since only take equations away, so every solution found is still one of this
@@ -194,7 +199,7 @@ class _Questions:
         may find the requirement met now.  ``short`` (the answer on the first pattern) where it has
         not grown, or where a cell to free is empty (its inner cells left the model).
         """
-        new = np.flatnonzero(np.asarray(live, dtype=bool) & ~self.suppressed)
+        new = np.setdiff1d(np.flatnonzero(np.asarray(live, dtype=bool) & ~self.suppressed), known)
         f = np.setdiff1d(self.every, known)
         if not new.size or np.any(self.values[new] == 0) or np.any(self.values[f] == 0):
             return short
