@@ -35,3 +35,31 @@ def test_audit_of_a_contributor_who_cannot_bound_another_cell():
     assert np.isnan(res.released).all()
     audit = audit_suppression(res)
     assert audit.passed, audit.singletons
+
+
+def test_attacker_programs_stopped_at_their_warm_limit_give_the_same_intervals(monkeypatch):
+    """An attacker's program that reaches its iteration limit from the last basis is solved from scratch: with the
+    warm limit at 0 every program is, and the audit's intervals and verdicts are those of the warm solves."""
+    from cellsafe.mechanisms import _intruder
+    from cellsafe.table import CountTable, Variable
+
+    rng = np.random.default_rng(4)
+    counts = rng.poisson(0.4, (6, 5, 4))
+    t = CountTable.from_dense(counts, [Variable(f"v{i}", [f"{i}{j}" for j in range(k)]) for i, k in enumerate(counts.shape)])
+    [res] = CellSuppression("(v0+v1+v2)^2", rules=["freq<=2"]).sample(t)
+    warm = audit_suppression(res)
+    monkeypatch.setattr(_intruder, "WARM_ITERATIONS", 0)
+    stopped = []
+    run = _intruder.run_within_limits
+
+    def counted(h, done, *args):
+        status = run(h, done, *args)
+        stopped.append(h.getInfo().simplex_iteration_count)
+        return status
+
+    monkeypatch.setattr(_intruder, "run_within_limits", counted)
+    cold = audit_suppression(res)
+    assert warm.n_lp > 0 and stopped  # programs were solved, every one past its warm limit of 0 iterations
+    assert warm.passed and cold.passed
+    np.testing.assert_allclose(cold.lower, warm.lower, atol=1e-7)
+    np.testing.assert_allclose(cold.upper, warm.upper, atol=1e-7)

@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._progress import progress_bar
-from ._intruder import Intruder, _highs_model, shortfalls, touching
+from ._intruder import Intruder, _highs_model, run_within_limits, shortfalls, touching
 from ._sole_intervals import singleton_shortfalls
 
 #: Beyond this many inner cells, the programs move only the inner cells of withheld cells (and,
@@ -456,16 +456,7 @@ class _Program:
 
         h = self._h
         done = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible)
-        attempts = ((False, 1, WARM_ITERATIONS), (True, 1, COLD_ITERATIONS), (True, 4, COLD_ITERATIONS))
-        for cold, strategy, limit in attempts:
-            if cold:
-                h.clearSolver()
-            h.setOptionValue("simplex_strategy", strategy)
-            h.setOptionValue("simplex_iteration_limit", int(limit))
-            h.run()
-            status = h.getModelStatus()
-            if status in done:
-                break
+        status = run_within_limits(h, done, 1, WARM_ITERATIONS, COLD_ITERATIONS)
         h.setOptionValue("simplex_strategy", 1)
         if status not in done:
             h.clearSolver()  # the next question starts from scratch rather than from where this one stopped
