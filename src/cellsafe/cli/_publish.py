@@ -392,7 +392,7 @@ def _write_release(res: Any, outputs: Any, target: Any, decimals: int | None = N
     (:meth:`~cellsafe.io.OutputSet.write_coded_csv`, the same bytes as the frame's ``to_csv``);
     anything else through the frame.
     """
-    coded = res.coded_release() if hasattr(res, "coded_release") else None
+    coded = res.coded_release()
     if coded is not None and outputs.write_coded_csv(*coded, target):
         return int(res.publication.n_published)
     out = res.release_frame()

@@ -275,14 +275,16 @@ class Intruder:
         s_up = tol * np.maximum(1.0, np.abs(np.where(np.isfinite(up), up, 0.0)))
         s_dn = tol * np.maximum(1.0, np.abs(np.where(np.isfinite(down), down, 0.0)))
 
-        def settle(newest: bool | None = False) -> tuple[np.ndarray, np.ndarray]:  # newest: as in bounds; None: no new one
-            if newest is not None:
-                lo, hi = self._pool(cols, newest)
-                np.minimum(least, lo, out=least)
-                np.maximum(greatest, hi, out=greatest)
+        def pool(newest: bool = False) -> None:  # newest: as in bounds
+            lo, hi = self._pool(cols, newest)
+            np.minimum(least, lo, out=least)
+            np.maximum(greatest, hi, out=greatest)
+
+        def verdicts() -> tuple[np.ndarray, np.ndarray]:
             return ~np.isfinite(down) | (least <= down + s_dn), ~np.isfinite(up) | (greatest >= up - s_up)
 
-        met_dn, met_up = settle()
+        pool()
+        met_dn, met_up = verdicts()
         for side in (1.0, -1.0):
             t = up if side > 0 else down
             last = -1
@@ -297,7 +299,8 @@ class Intruder:
                 status, _ = self._solve(-side * np.asarray(C[:, open_] @ w).reshape(-1))
                 if status != 0:
                     break  # unbounded: each cell on its own below
-                met_dn, met_up = settle(newest=True)
+                pool(newest=True)
+                met_dn, met_up = verdicts()
         for side in (1.0, -1.0):
             for j in range(k):
                 met = met_up if side > 0 else met_dn
@@ -306,13 +309,12 @@ class Intruder:
                 status, fun = self._solve(-side * C[:, j].toarray().reshape(-1))
                 value = side * np.inf if status == 3 else -side * fun + off[j]
                 if status == 0:
-                    settle(newest=True)
+                    pool(newest=True)
                 if side > 0:
                     greatest[j] = value  # the exact bound (no witness can pass it)
                 else:
                     least[j] = value
-                # the verdicts with the exact bound (an unbounded side has no solution to pool)
-                met_dn, met_up = settle(newest=None)
+                met_dn, met_up = verdicts()  # with the exact bound (an unbounded side has no solution to pool)
         return met_dn, met_up, least, greatest
 
     def relaxed(self, cells: np.ndarray) -> "_Relaxed":

@@ -72,7 +72,7 @@ import scipy.sparse as sp
 
 from .._work import projected
 from ._gauss import TOL, choose_method, column_relations, gauss_secondary, off_span, span_basis
-from ._gauss_sparse import SparseSpan, sparse_columns, sparse_gauss_secondary
+from ._gauss_sparse import SparseSpan, _column, sparse_columns, sparse_gauss_secondary
 
 __all__ = ["sole_contributors_of_counts", "virtual_primaries", "singleton_secondary"]
 
@@ -328,7 +328,6 @@ class _Prefixes:
     def rerun(self, XV: Any, cols: tuple[Any, list[int], list[Any]], target: np.ndarray, offer: np.ndarray, known: np.ndarray,
               suppressed: np.ndarray, what: str, fix: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The rerun's ``(secondary, exposed)`` from the longest usable prefix; None where none is."""
-        indptr, rows, vals = cols
         withheld = np.flatnonzero(suppressed[self.published])  # since the copies were made
         limit = int(withheld[0]) if withheld.size else self.published.size
         forced = np.flatnonzero(known)
@@ -338,11 +337,10 @@ class _Prefixes:
                 continue
             local = SparseSpan()
             for j in forced.tolist():
-                r = local.reduce_vector(snap.reduce(rows[indptr[j] : indptr[j + 1]], vals[indptr[j] : indptr[j + 1]]))
+                r = local.reduce_vector(snap.reduce(*_column(*cols, j)))
                 if r:
                     local.add(r, local.pivot_row(r))
-            if any(not local.reduce_vector(snap.reduce(rows[indptr[p] : indptr[p + 1]], vals[indptr[p] : indptr[p + 1]]))
-                   for p in guarded.tolist()):
+            if any(not local.reduce_vector(snap.reduce(*_column(*cols, p))) for p in guarded.tolist()):
                 continue  # a decision within this prefix: a shorter one, or the rerun from the start
             head = np.zeros(XV.shape[1], dtype=bool)
             head[self.published[:k]] = True

@@ -197,16 +197,21 @@ class PublishedTable(Result):
         ``'party:age'``, ``'Total'``), the cells of :meth:`to_frame`, and counts as nullable integers
         (empty where a cell is suppressed, never floats like 12.0)."""
         out = self.to_frame()
-        pub = self.publication
-        labels = np.array([":".join(c) if c else "Total" for c in pub.crossings], dtype=object)
-        name = next(n for n in ("table", "table_id", "table_id_") if n not in out.columns)
-        out.insert(0, name, labels[np.asarray(pub.crossing)])
+        name, labels = self._table_id()
+        out.insert(0, name, np.array(labels, dtype=object)[np.asarray(self.publication.crossing)])
         if self.measure == "count" and "count" in out.columns:
             values = pd.to_numeric(out["count"])
             finite = values.dropna()
             if (finite == np.floor(finite)).all():
                 out["count"] = values.round().astype("Int64")
         return out
+
+    def _table_id(self) -> tuple[str, list[str]]:
+        """The release's table-id column: its name (the first of table, table_id, table_id_ that no other column
+        takes) and each crossing's label (``'party:age'``, ``'Total'``)."""
+        taken = {*self.publication.names, self.measure, *(("suppression",) if self.suppression is not None else ())}
+        name = next(n for n in ("table", "table_id", "table_id_") if n not in taken)
+        return name, [":".join(c) if c else "Total" for c in self.publication.crossings]
 
     def coded_release(self) -> tuple[list[str], list[Any]] | None:
         """The columns of :meth:`release_frame` in coded form (header, columns for
@@ -221,8 +226,7 @@ class PublishedTable(Result):
         self._check_columns()
         pub = self.publication
         coded = pub.cell_codes()
-        name = next(n for n in ("table", "table_id", "table_id_") if n not in coded and n != "count")
-        crossings = [":".join(c) if c else "Total" for c in pub.crossings]
+        name, crossings = self._table_id()
         header = [name, *coded, "count"]
         columns: list[Any] = [CodedColumn(crossings, pub.crossing), *(CodedColumn(*lc) for lc in coded.values()), self.released]
         if self.suppression is not None:
